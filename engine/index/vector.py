@@ -1,0 +1,104 @@
+"""The HNSW index: a Chroma collection in cosine space, holding only ids and embeddings.
+
+Chroma's local HNSW reads `ef_search` from the collection configuration when it loads the segment, and
+`collection.modify` does not reach an already loaded segment. hnswlib searches with
+`ef = max(ef_search, k)`, so the collection is created with the smallest `ef_search` and each query asks
+for `max(k, ef_search)` neighbours: the search really runs with the requested `ef_search`, per query,
+with no shared state to race on. The extra neighbours are dropped after the query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine import config
+
+log = logging.getLogger(__name__)
+
+_BASE_EF_SEARCH = 1
+_UPSERT_BATCH = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    id: str
+    distance: float
+
+
+class VectorIndex:
+    def __init__(self, collection: Any) -> None:
+        self._collection = collection
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open_embedded(cls, path: Path, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+        import chromadb
+
+        client = chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
+        return cls(_get_collection(client, name))
+
+    @classmethod
+    def open_http(cls, host: str, port: int, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+        import chromadb
+
+        client = chromadb.HttpClient(host=host, port=port, settings=chromadb.Settings(anonymized_telemetry=False))
+        return cls(_get_collection(client, name))
+
+    def upsert(self, ids: Sequence[str], embeddings: np.ndarray | Sequence[np.ndarray]) -> None:
+        matrix = np.asarray(embeddings, dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(ids), _UPSERT_BATCH):
+                self._collection.upsert(
+                    ids=list(ids[start : start + _UPSERT_BATCH]), embeddings=matrix[start : start + _UPSERT_BATCH]
+                )
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._lock:
+                for start in range(0, len(ids), _UPSERT_BATCH):
+                    self._collection.delete(ids=list(ids[start : start + _UPSERT_BATCH]))
+
+    def query(self, embedding: np.ndarray, k: int, ef_search: int = config.DEFAULT_EF_SEARCH) -> list[Neighbour]:
+        """The k nearest neighbours by cosine distance, searched with the given `ef_search`."""
+        if k <= 0:
+            return []
+        n = max(k, ef_search)
+        with self._lock:
+            count = self._collection.count()
+            if count == 0:
+                return []
+            result = self._collection.query(
+                query_embeddings=np.asarray(embedding, dtype=np.float32).reshape(1, -1),
+                n_results=min(n, count),
+                include=["distances"],
+            )
+        ids, distances = result["ids"][0], result["distances"][0]
+        return [Neighbour(i, float(d)) for i, d in zip(ids[:k], distances[:k], strict=True)]
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._collection.count())
+
+    def all_ids(self) -> set[str]:
+        with self._lock:
+            return set(self._collection.get(include=[])["ids"])
+
+    @property
+    def collection(self) -> Any:
+        """The raw Chroma collection (benchmarks query it directly to measure the floor)."""
+        return self._collection
+
+
+def _get_collection(client: Any, name: str) -> Any:
+    return client.get_or_create_collection(
+        name,
+        configuration={"hnsw": {"space": "cosine", "ef_search": _BASE_EF_SEARCH}},
+        embedding_function=None,
+    )

@@ -1,0 +1,144 @@
+"""The composite score: pure functions of (signals, weights). No state, no I/O, no clock of its own.
+
+composite = w_relevance * relevance + w_recency * recency + w_importance * importance
+          + w_reinforcement * reinforcement
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from engine import config
+from engine.errors import InvalidWeightsError
+from engine.models import Candidate, Memory, RecallResult, Signals
+
+WEIGHT_NAMES = ("w_relevance", "w_recency", "w_importance", "w_reinforcement")
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringWeights:
+    w_relevance: float = config.DEFAULT_WEIGHTS["w_relevance"]
+    w_recency: float = config.DEFAULT_WEIGHTS["w_recency"]
+    w_importance: float = config.DEFAULT_WEIGHTS["w_importance"]
+    w_reinforcement: float = config.DEFAULT_WEIGHTS["w_reinforcement"]
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidWeightsError(f"weight {f.name} must be a number, got {value!r}")
+            if not math.isfinite(value) or value < 0:
+                raise InvalidWeightsError(f"weight {f.name} must be a non-negative finite number, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, object]) -> ScoringWeights:
+        """From `{w_relevance, w_recency, w_importance, w_reinforcement}`; missing keys keep defaults."""
+        if not isinstance(raw, Mapping):
+            raise InvalidWeightsError(f"scoring_weights must be an object, got {type(raw).__name__}")
+        unknown = set(raw) - set(WEIGHT_NAMES)
+        if unknown:
+            raise InvalidWeightsError(
+                f"unknown weight(s) {', '.join(sorted(unknown))}; expected {', '.join(WEIGHT_NAMES)}"
+            )
+        return cls(**raw)  # type: ignore[arg-type]
+
+    @classmethod
+    def parse(cls, text: str) -> ScoringWeights:
+        """From the CLI form `R:T:I:F`, e.g. `0.3:0.5:0.2:0`."""
+        parts = text.split(":")
+        if len(parts) != 4:
+            raise InvalidWeightsError(f"weights must be four numbers R:T:I:F, got {text!r}")
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise InvalidWeightsError(f"weights must be four numbers R:T:I:F, got {text!r}") from None
+        return cls(*values)
+
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        return (self.w_relevance, self.w_recency, self.w_importance, self.w_reinforcement)
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(zip(WEIGHT_NAMES, self.as_tuple(), strict=True))
+
+
+DEFAULT_WEIGHTS = ScoringWeights()
+
+# Named presets (module constants, never mutated).
+PRESETS: dict[str, ScoringWeights] = {
+    "default": DEFAULT_WEIGHTS,
+    "pure relevance": ScoringWeights(1.0, 0.0, 0.0, 0.0),
+    "recency-biased": ScoringWeights(0.3, 0.5, 0.1, 0.1),
+}
+
+
+def clamp01(x: float) -> float:
+    return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
+
+
+def recency(created_at: datetime, now: datetime, max_age_seconds: float = config.RECENCY_MAX_AGE_SECONDS) -> float:
+    age = (now - created_at).total_seconds()
+    return clamp01(1.0 - age / max_age_seconds)
+
+
+def reinforcement(access_count: int, cap: int = config.REINFORCEMENT_CAP) -> float:
+    return min(1.0, math.log2(1 + max(0, access_count)) / math.log2(1 + cap))
+
+
+def signals_for(memory: Memory, relevance: float, now: datetime) -> Signals:
+    return Signals(
+        relevance=clamp01(relevance),
+        recency=recency(memory.created_at, now),
+        importance=memory.importance,
+        reinforcement=reinforcement(memory.access_count),
+    )
+
+
+def composite(signals: Signals, weights: ScoringWeights = DEFAULT_WEIGHTS) -> float:
+    return (
+        weights.w_relevance * signals.relevance
+        + weights.w_recency * signals.recency
+        + weights.w_importance * signals.importance
+        + weights.w_reinforcement * signals.reinforcement
+    )
+
+
+def contributions(signals: Signals, weights: ScoringWeights = DEFAULT_WEIGHTS) -> dict[str, float]:
+    """Each signal times its weight: the stacked bars of the workbench."""
+    return {
+        "relevance": weights.w_relevance * signals.relevance,
+        "recency": weights.w_recency * signals.recency,
+        "importance": weights.w_importance * signals.importance,
+        "reinforcement": weights.w_reinforcement * signals.reinforcement,
+    }
+
+
+def _sort_key(result: RecallResult) -> tuple[float, float, str]:
+    # Highest score first; ties broken by relevance, then by id (newer ids sort later) for stability.
+    return (-result.score, -result.signals.relevance, result.memory.id)
+
+
+def score_candidates(
+    candidates: Iterable[Candidate], weights: ScoringWeights, now: datetime, top_k: int | None = None
+) -> list[RecallResult]:
+    """Compute signals and the composite for each candidate, sort, and cut to `top_k`."""
+    results = []
+    for c in candidates:
+        s = signals_for(c.memory, c.relevance, now)
+        results.append(RecallResult(c.memory, composite(s, weights), s, c.details))
+    results.sort(key=_sort_key)
+    return results if top_k is None else results[:top_k]
+
+
+def rescore(
+    results: Sequence[RecallResult], weights: ScoringWeights, top_k: int | None = None
+) -> list[RecallResult]:
+    """Re-rank already retrieved results under new weights, keeping their signals.
+
+    Pure: no retrieval, no access counting. This is what the workbench sliders call.
+    """
+    rescored = [RecallResult(r.memory, composite(r.signals, weights), r.signals, r.strategy_details) for r in results]
+    rescored.sort(key=_sort_key)
+    return rescored if top_k is None else rescored[:top_k]

@@ -1,0 +1,399 @@
+"""The record store: one SQLite file in WAL mode, the source of truth for memories, edges and counters.
+
+Every index (Chroma, timeline, graph) is rebuilt or reconciled from here. Embeddings are stored with the
+memory so the vector index can be rebuilt without the model. Writes that must reach Chroma are marked
+(`vector_synced = 0`, `pending_vector_deletes`) in the same transaction as the write itself, so a crash
+between the two stores is repaired on the next open.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.models import Edge, EdgeType, Memory, MemoryKind
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    importance REAL NOT NULL,
+    context TEXT NOT NULL,
+    entity_id TEXT,
+    kind TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_accessed_at INTEGER,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    structure TEXT NOT NULL DEFAULT '{}',
+    embedding BLOB NOT NULL,
+    vector_synced INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS memories_entity_time ON memories (entity_id, created_at);
+CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
+CREATE TABLE IF NOT EXISTS edges (
+    source TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    target TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    attrs TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (source, target, type)
+);
+CREATE INDEX IF NOT EXISTS edges_target ON edges (target);
+CREATE TABLE IF NOT EXISTS pending_vector_deletes (id TEXT PRIMARY KEY);
+"""
+
+_MEMORY_COLUMNS = (
+    "id, content, importance, context, entity_id, kind, created_at, updated_at, last_accessed_at, access_count"
+)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_micros(ts: datetime) -> int:
+    return (ts - _EPOCH) // timedelta(microseconds=1)
+
+
+def from_micros(value: int | None) -> datetime | None:
+    if value is None:
+        return None
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    created = from_micros(row[6])
+    updated = from_micros(row[7])
+    assert created is not None and updated is not None
+    return Memory(
+        id=row[0],
+        content=row[1],
+        importance=row[2],
+        context=json.loads(row[3]),
+        entity_id=row[4],
+        kind=MemoryKind(row[5]),
+        created_at=created,
+        updated_at=updated,
+        last_accessed_at=from_micros(row[8]),
+        access_count=row[9],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A memory with what only the engine needs: its embedding and relational structure."""
+
+    memory: Memory
+    embedding: np.ndarray
+    structure: dict[str, Any]
+
+
+class RecordStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        # One connection shared by the engine's threads; every use holds the lock.
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._lock = threading.RLock()
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.executescript(_SCHEMA)
+        self._conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Cursor]:
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    # --- meta ------------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as cur:
+            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # --- writes ----------------------------------------------------------------------------------------
+    def insert(self, records: Sequence[MemoryRecord], edges: Sequence[Edge]) -> None:
+        """Insert memories and their edges atomically."""
+        with self.transaction() as cur:
+            cur.executemany(
+                "INSERT INTO memories (id, content, importance, context, entity_id, kind, created_at, updated_at,"
+                " last_accessed_at, access_count, structure, embedding, vector_synced)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                [_record_params(r) for r in records],
+            )
+            _insert_edges(cur, edges)
+
+    def add_edges(self, edges: Sequence[Edge]) -> None:
+        with self.transaction() as cur:
+            _insert_edges(cur, edges)
+
+    def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:
+        """Replace a memory's state and keep the old state as a revision memory, atomically."""
+        m = updated.memory
+        with self.transaction() as cur:
+            cur.execute(
+                "INSERT INTO memories (id, content, importance, context, entity_id, kind, created_at, updated_at,"
+                " last_accessed_at, access_count, structure, embedding, vector_synced)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                _record_params(revision),
+            )
+            cur.execute(
+                "UPDATE memories SET content = ?, importance = ?, context = ?, entity_id = ?, updated_at = ?,"
+                " structure = ?, embedding = ?, vector_synced = 0 WHERE id = ?",
+                (
+                    m.content,
+                    m.importance,
+                    json.dumps(m.context, sort_keys=True),
+                    m.entity_id,
+                    to_micros(m.updated_at),
+                    json.dumps(updated.structure, sort_keys=True),
+                    updated.embedding.astype(np.float32).tobytes(),
+                    m.id,
+                ),
+            )
+            _insert_edges(cur, [edge])
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete memories (and, by cascade, their edges); returns the ids that existed."""
+        with self.transaction() as cur:
+            existing = _existing(cur, ids)
+            for chunk in _chunks(existing, 500):
+                marks = ",".join("?" * len(chunk))
+                cur.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
+            cur.executemany("INSERT OR IGNORE INTO pending_vector_deletes (id) VALUES (?)", [(i,) for i in existing])
+        return existing
+
+    def record_access(self, ids: Sequence[str], when: datetime) -> None:
+        if not ids:
+            return
+        with self.transaction() as cur:
+            cur.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
+                [(to_micros(when), i) for i in ids],
+            )
+
+    # --- vector-index bookkeeping ------------------------------------------------------------------------
+    def unsynced(self) -> list[tuple[str, np.ndarray]]:
+        rows = self._query("SELECT id, embedding FROM memories WHERE vector_synced = 0")
+        return [(r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows]
+
+    def mark_synced(self, ids: Sequence[str]) -> None:
+        with self.transaction() as cur:
+            for chunk in _chunks(list(ids), 500):
+                marks = ",".join("?" * len(chunk))
+                cur.execute(f"UPDATE memories SET vector_synced = 1 WHERE id IN ({marks})", chunk)
+
+    def mark_all_unsynced(self) -> None:
+        with self.transaction() as cur:
+            cur.execute("UPDATE memories SET vector_synced = 0")
+
+    def pending_deletes(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM pending_vector_deletes")]
+
+    def clear_pending_deletes(self, ids: Sequence[str]) -> None:
+        with self.transaction() as cur:
+            cur.executemany("DELETE FROM pending_vector_deletes WHERE id = ?", [(i,) for i in ids])
+
+    # --- reads -----------------------------------------------------------------------------------------
+    def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:
+        found: dict[str, Memory] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for row in self._query(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
+                found[row[0]] = _row_to_memory(row)
+        return found
+
+    def get_record(self, memory_id: str) -> MemoryRecord | None:
+        rows = self._query(
+            f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,)
+        )
+        if not rows:
+            return None
+        row = rows[0]
+        return MemoryRecord(_row_to_memory(row), np.frombuffer(row[10], dtype=np.float32), json.loads(row[11]))
+
+    def created_at_of(self, ids: Sequence[str]) -> dict[str, int]:
+        """created_at (microseconds) of the given memories that exist."""
+        found: dict[str, int] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            found.update(self._query(f"SELECT id, created_at FROM memories WHERE id IN ({marks})", chunk))
+        return found
+
+    def existing(self, ids: Iterable[str]) -> set[str]:
+        with self._lock:
+            return set(_existing(self._conn.cursor(), list(ids)))
+
+    def list(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Memory]:
+        clauses, params = _filters(entity_id, kind, start, end)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._query(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+        return [_row_to_memory(r) for r in rows]
+
+    def ids_with_revisions(self, ids: Sequence[str]) -> list[str]:
+        """The ids plus, transitively, the revision memories that hold their earlier states."""
+        result, frontier = list(dict.fromkeys(ids)), list(ids)
+        seen = set(result)
+        while frontier:
+            marks = ",".join("?" * len(frontier))
+            rows = self._query(
+                f"SELECT target FROM edges WHERE type = ? AND source IN ({marks})",
+                (EdgeType.REVISED_FROM.value, *frontier),
+            )
+            frontier = [r[0] for r in rows if r[0] not in seen]
+            seen.update(frontier)
+            result.extend(frontier)
+        return result
+
+    def ids_of_kind(self, kind: MemoryKind) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM memories WHERE kind = ?", (kind.value,))]
+
+    def ids_of_entity(self, entity_id: str) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM memories WHERE entity_id = ?", (entity_id,))]
+
+    def timeline_rows(self) -> list[tuple[str, str, int]]:
+        """(entity_id, created_at in microseconds, id) of every memory that has an entity."""
+        return self._query("SELECT entity_id, created_at, id FROM memories WHERE entity_id IS NOT NULL")
+
+    def structures(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(r[0], json.loads(r[1])) for r in self._query("SELECT id, structure FROM memories")]
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+        return found
+
+    def all_embeddings(self, batch: int = 5000) -> Iterator[list[tuple[str, np.ndarray]]]:
+        last = ""
+        while True:
+            rows = self._query("SELECT id, embedding FROM memories WHERE id > ? ORDER BY id LIMIT ?", (last, batch))
+            if not rows:
+                return
+            yield [(r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows]
+            last = rows[-1][0]
+
+    def edges(self) -> list[Edge]:
+        rows = self._query("SELECT source, target, type, confidence, attrs FROM edges")
+        return [Edge(r[0], r[1], EdgeType(r[2]), r[3], json.loads(r[4])) for r in rows]
+
+    def edges_of(self, memory_id: str) -> list[Edge]:
+        rows = self._query(
+            "SELECT source, target, type, confidence, attrs FROM edges WHERE source = ? OR target = ?",
+            (memory_id, memory_id),
+        )
+        return [Edge(r[0], r[1], EdgeType(r[2]), r[3], json.loads(r[4])) for r in rows]
+
+    def count(self) -> int:
+        return int(self._query("SELECT count(*) FROM memories")[0][0])
+
+    def count_edges(self) -> int:
+        return int(self._query("SELECT count(*) FROM edges")[0][0])
+
+    def count_entities(self) -> int:
+        return int(self._query("SELECT count(DISTINCT entity_id) FROM memories WHERE entity_id IS NOT NULL")[0][0])
+
+
+def _record_params(r: MemoryRecord) -> tuple[Any, ...]:
+    m = r.memory
+    return (
+        m.id,
+        m.content,
+        m.importance,
+        json.dumps(m.context, sort_keys=True),
+        m.entity_id,
+        m.kind.value,
+        to_micros(m.created_at),
+        to_micros(m.updated_at),
+        None if m.last_accessed_at is None else to_micros(m.last_accessed_at),
+        m.access_count,
+        json.dumps(r.structure, sort_keys=True),
+        np.asarray(r.embedding, dtype=np.float32).tobytes(),
+    )
+
+
+def _insert_edges(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
+    cur.executemany(
+        "INSERT OR REPLACE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
+        [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+    )
+
+
+def _existing(cur: sqlite3.Cursor, ids: Sequence[str]) -> list[str]:
+    found: set[str] = set()
+    for chunk in _chunks(list(ids), 500):
+        marks = ",".join("?" * len(chunk))
+        found.update(r[0] for r in cur.execute(f"SELECT id FROM memories WHERE id IN ({marks})", chunk))
+    return [i for i in dict.fromkeys(ids) if i in found]
+
+
+def _filters(
+    entity_id: str | None, kind: MemoryKind | None, start: datetime | None, end: datetime | None
+) -> tuple[list[str], list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if entity_id is not None:
+        clauses.append("entity_id = ?")
+        params.append(entity_id)
+    if kind is not None:
+        clauses.append("kind = ?")
+        params.append(kind.value)
+    if start is not None:
+        clauses.append("created_at >= ?")
+        params.append(to_micros(start))
+    if end is not None:
+        clauses.append("created_at <= ?")
+        params.append(to_micros(end))
+    return clauses, params
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,109 @@
+"""Relational structure for analogical recall: who did what, why, and how it ended, abstracted from words.
+
+A structure is a JSON object; its `features` list holds abstract role:value strings such as
+`action:start`, `cause:omission`, `outcome:failure`, `actor:ORG`. Two memories are analogous when they
+share such roles even if they share no words. The lexical extractor here needs no model; richer
+extractors (spaCy, an LLM) produce the same shape, so the similarity below serves them all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+# Coarse classes of actions and outcomes. Each word maps to the class it signals.
+_LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
+    "action": {
+        "start": ("launch", "launched", "launches", "open", "opened", "opens", "release", "released", "ship",
+                  "shipped", "debut", "debuted", "rollout", "rolled", "introduce", "introduced", "unveil",
+                  "unveiled", "go-live", "started", "start", "kicked"),
+        "agree": ("sign", "signed", "signs", "agree", "agreed", "contract", "contracted", "renew", "renewed"),
+        "change": ("change", "changed", "changes", "switch", "switched", "migrate", "migrated", "replace",
+                   "replaced", "move", "moved", "update", "updated"),
+        "escalate": ("escalate", "escalated", "escalation", "report", "reported", "flag", "flagged", "notify",
+                     "notified", "alert", "alerted"),
+        "negotiate": ("negotiate", "negotiated", "discount", "pricing", "price", "quote", "quoted", "offer",
+                      "offered", "objection", "objected"),
+    },
+    "cause": {
+        "omission": ("skip", "skipped", "skipping", "cut", "cuts", "omitted", "ignored", "neglected", "missed",
+                     "without", "insufficient", "untested", "unreviewed", "bypassed", "dropped", "lack",
+                     "lacked", "no"),
+        "haste": ("rush", "rushed", "early", "hurried", "deadline", "premature", "prematurely", "ahead",
+                  "compressed", "shortened"),
+        "breach": ("breach", "breached", "violation", "violated", "unauthorized", "unannounced", "unapproved",
+                   "notice"),
+        "overload": ("overload", "overloaded", "spike", "surge", "saturated", "exhausted", "capacity"),
+        "misconfiguration": ("misconfigured", "misconfiguration", "typo", "wrong", "incorrect", "expired",
+                             "expiry", "stale"),
+    },
+    "outcome": {
+        "failure": ("fail", "failed", "fails", "failure", "collapse", "collapsed", "crash", "crashed", "recall",
+                    "recalled", "outage", "broke", "broken", "flop", "flopped", "lost", "churned", "down",
+                    "disaster", "chaos", "refunds", "complaints", "abandoned", "cancelled", "canceled"),
+        "success": ("succeed", "succeeded", "success", "successful", "won", "win", "exceeded", "smooth",
+                    "smoothly", "praised", "grew", "growth", "sold"),
+        "delay": ("delay", "delayed", "postponed", "stalled", "slipped", "paused"),
+        "risk": ("risk", "exposure", "liability", "penalty", "fine", "lawsuit", "dispute"),
+    },
+}
+_WORD_TO_ROLE: dict[str, list[str]] = {}
+for _role, _classes in _LEXICON.items():
+    for _cls, _words in _classes.items():
+        for _w in _words:
+            _WORD_TO_ROLE.setdefault(_w, []).append(f"{_role}:{_cls}")
+
+_CAUSAL_MARKERS = re.compile(
+    r"\b(because|due to|as a result|led to|leads to|caused|causing|resulted in|owing to|therefore|so that)\b"
+)
+_WORD = re.compile(r"[a-z][a-z'-]*")
+
+# Roles differ in how much they say about a situation's shape.
+FEATURE_WEIGHTS = {"outcome": 3.0, "cause": 2.5, "action": 2.0, "relation": 1.5, "actor": 0.5, "object": 0.5}
+
+
+class StructureExtractor(Protocol):
+    def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        """One structure per text, each with at least a `features` list."""
+        ...
+
+
+class LexicalStructureExtractor:
+    """Keyword roles: fast, model-free, good enough to find failures that share a cause."""
+
+    def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        return [_extract_one(t) for t in texts]
+
+
+def _extract_one(text: str) -> dict[str, Any]:
+    lowered = text.lower()
+    roles: dict[str, set[str]] = {"action": set(), "cause": set(), "outcome": set()}
+    for word in _WORD.findall(lowered):
+        for feature in _WORD_TO_ROLE.get(word, ()):
+            role, cls = feature.split(":", 1)
+            roles[role].add(cls)
+    features = {f"{role}:{cls}" for role, classes in roles.items() for cls in classes}
+    if _CAUSAL_MARKERS.search(lowered):
+        features.add("relation:causal")
+    return {
+        "actions": sorted(roles["action"]),
+        "causes": sorted(roles["cause"]),
+        "outcomes": sorted(roles["outcome"]),
+        "causal": "relation:causal" in features,
+        "features": sorted(features),
+    }
+
+
+def feature_weight(feature: str) -> float:
+    return FEATURE_WEIGHTS.get(feature.split(":", 1)[0], 1.0)
+
+
+def structural_similarity(a: Iterable[str], b: Iterable[str]) -> float:
+    """Weighted Jaccard of two feature sets: 1 for the same shape, 0 for nothing in common."""
+    sa, sb = set(a), set(b)
+    union = sa | sb
+    if not union:
+        return 0.0
+    total = sum(feature_weight(f) for f in union)
+    return sum(feature_weight(f) for f in sa & sb) / total
