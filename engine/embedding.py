@@ -44,6 +44,11 @@ def resolve_model_path(name_or_path: str) -> Path:
     )
 
 
+# Loaded models, shared by every embedder in the process (the CLI, tests and the workbench open many engines).
+_MODELS: dict[Path, object] = {}
+_MODELS_LOCK = threading.Lock()
+
+
 class SentenceTransformerEmbedder:
     """Lazily loads a sentence-transformers model on the CPU; thread-safe; batches its input."""
 
@@ -51,22 +56,26 @@ class SentenceTransformerEmbedder:
         self.name = model or config.default_embedding_model()
         self.batch_size = batch_size
         self._model: object | None = None
-        self._lock = threading.Lock()
 
     def _load(self) -> object:
-        with self._lock:
-            if self._model is None:
-                path = resolve_model_path(self.name)
+        if self._model is not None:
+            return self._model
+        path = resolve_model_path(self.name)
+        with _MODELS_LOCK:
+            if path not in _MODELS:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                 try:
                     from sentence_transformers import SentenceTransformer
 
-                    self._model = SentenceTransformer(str(path), device="cpu")
+                    _MODELS[path] = SentenceTransformer(str(path), device="cpu")
                 except Exception as exc:  # surface any loader failure as one readable error
                     raise ModelLoadError(f"could not load embedding model from {path}: {exc}") from exc
-            return self._model
+            self._model = _MODELS[path]
+        return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         model = self._load()

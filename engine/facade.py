@@ -270,6 +270,34 @@ class MemoryEngine:
                 self._graph.add(edge)
         return edge
 
+    def add_edges(self, edges: Iterable[Edge | tuple[Any, ...]]) -> list[Edge]:
+        """Add many edges in one transaction (bulk imports): all are validated before any is written.
+
+        Items are `Edge`s or `(source, target, type[, confidence])`. Unlike `remember_many`, whose new
+        memories can only point at memories that already exist, this links memories of the same batch.
+        """
+        checked = []
+        for e in edges:
+            if isinstance(e, Edge):
+                source, target, type_, conf, attrs = e.source, e.target, e.type, e.confidence, e.attrs
+            elif isinstance(e, tuple) and len(e) in (3, 4):
+                source, target, type_ = e[0], e[1], e[2]
+                conf, attrs = (e[3] if len(e) == 4 else 1.0), {}
+            else:
+                raise InvalidEdgeError(f"an edge is Edge or (source, target, type[, confidence]), got {e!r}")
+            type_ = validation.edge_type(type_)
+            checked.append(Edge(source, target, type_, validation.confidence(conf), attrs))
+        endpoints = {e.source for e in checked} | {e.target for e in checked}
+        missing = endpoints - self.store.existing(endpoints)
+        if missing:
+            raise InvalidEdgeError(f"edge endpoint(s) not found: {', '.join(sorted(missing)[:10])}")
+        self.store.add_edges(checked)
+        with self._lock:
+            if self._graph is not None:
+                for edge in checked:
+                    self._graph.add(edge)
+        return checked
+
     def revise(
         self,
         memory_id: str,

@@ -1,0 +1,49 @@
+# make run   : set up, load the sample data into ./hebbs-data, open the workbench
+# make test  : set up, run every test (unit, engine, CLI, workbench in a real browser, notebooks)
+# make setup : only install (.venv, idempotent)
+# make bench : run the benchmarks for real (see benchmarks/)
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
+SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
+PORT ?= 8501
+
+.PHONY: setup run test lint browser sample clean-data
+
+setup: $(STAMP)
+
+# torch is installed first and pinned: its CPU build must be in place before anything asks for torch.
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+sample: $(SAMPLE_STAMP)
+
+$(SAMPLE_STAMP): $(STAMP) $(shell find sample_data -type f 2>/dev/null)
+	$(BIN)/hebbs --data-dir $(DATA_DIR) index sample_data/
+	@touch $@
+
+run: setup sample
+	HEBBS_DATA_DIR=$(DATA_DIR) $(BIN)/streamlit run workbench/app.py --server.port $(PORT) \
+		--browser.gatherUsageStats false
+
+browser:
+	@sh scripts/install-browser.sh
+
+test: setup browser
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check engine workbench benchmarks tests
+	$(BIN)/mypy
+
+clean-data:
+	rm -rf $(DATA_DIR)
+
+-include benchmarks/bench.mk

@@ -1,0 +1,307 @@
+"""`hebbs`: the command line. Output is a readable table by default and JSON with `--format json`.
+
+Every bad input ends as one line on stderr and exit code 2, with nothing written. Commands that need no
+model (get, stats, forget, list, temporal recall) never import torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from engine import config
+from engine.errors import HebbsError, InvalidEdgeError
+from engine.models import EdgeSpec, Memory, RecallResult
+
+F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = click.Choice(["human", "json"])
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"hebbs: error: {message}", err=True)
+    sys.exit(2)
+
+
+class HebbsGroup(click.Group):
+    """Turns usage errors and engine errors into one line on stderr with exit code 2."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _fail("aborted")
+        except click.ClickException as exc:
+            _fail(exc.format_message().replace("\n", " "))
+        except HebbsError as exc:
+            _fail(str(exc))
+
+
+def common_options(func: F) -> F:
+    """`--data-dir` and `--format` on every command (they may also be given before the command)."""
+
+    @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                  help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).")
+    @click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
+    @click.pass_context
+    @functools.wraps(func)
+    def wrapper(ctx: click.Context, data_dir: Path | None, fmt: str | None, *args: Any, **kwargs: Any) -> Any:
+        root = ctx.find_root().params
+        ctx.obj = {
+            "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
+            "format": fmt or root.get("fmt") or "human",
+        }
+        return ctx.invoke(func, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _engine() -> Any:
+    from engine.facade import MemoryEngine
+
+    return MemoryEngine(click.get_current_context().obj["data_dir"])
+
+
+def _json_mode() -> bool:
+    return bool(click.get_current_context().obj["format"] == "json")
+
+
+def _emit_json(payload: Any) -> None:
+    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+
+
+@click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).")
+@click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
+@click.version_option(package_name="hebbs-workbench")
+def main(data_dir: Path | None, fmt: str | None) -> None:
+    """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
+
+
+# --- writes ------------------------------------------------------------------------------------------
+def parse_edge(text: str) -> EdgeSpec:
+    """`TARGET:TYPE[:CONFIDENCE]`, e.g. `01J...:caused_by:0.9`."""
+    from engine import validation
+
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[0] or not parts[1]:
+        raise InvalidEdgeError(f"an edge is TARGET:TYPE[:CONFIDENCE], got {text!r}")
+    confidence: float = 1.0
+    if len(parts) == 3:
+        try:
+            confidence = float(parts[2])
+        except ValueError:
+            raise InvalidEdgeError(f"edge confidence must be a number, got {parts[2]!r}") from None
+    return EdgeSpec(parts[0], validation.edge_type(parts[1]), validation.confidence(confidence))
+
+
+@main.command()
+@click.argument("content")
+@click.option("--entity-id", help="The entity this memory is about (its timeline).")
+@click.option("--importance", type=float, help="0.0-1.0 (default 0.5).")
+@click.option("--context", "context_json", help="A JSON object stored with the memory.")
+@click.option("--edge", "edges", multiple=True, metavar="TARGET:TYPE[:CONF]", help="An edge to an existing memory.")
+@click.option("--created-at", help="When it happened (ISO 8601), for importing history.")
+@click.option("--kind", default="episode", show_default=True, help="episode, document, proposition, insight.")
+@common_options
+def remember(
+    content: str, entity_id: str | None, importance: float | None, context_json: str | None,
+    edges: Sequence[str], created_at: str | None, kind: str,
+) -> None:
+    """Store a memory."""
+    specs = tuple(parse_edge(e) for e in edges)
+    with _engine() as eng:
+        memory = eng.remember(content, importance=importance, context=context_json, entity_id=entity_id,
+                              kind=kind, created_at=created_at, edges=specs)
+    _print_memory(memory)
+
+
+@main.command()
+@click.argument("memory_id")
+@click.option("--content", help="New content.")
+@click.option("--importance", type=float, help="New importance.")
+@click.option("--context", "context_json", help="New context (a JSON object).")
+@click.option("--entity-id", help="New entity.")
+@common_options
+def revise(memory_id: str, content: str | None, importance: float | None, context_json: str | None,
+           entity_id: str | None) -> None:
+    """Change a memory in place; the old state is kept as a linked revision."""
+    with _engine() as eng:
+        memory = eng.revise(memory_id, content=content, importance=importance, context=context_json,
+                            entity_id=entity_id)
+    _print_memory(memory)
+
+
+@main.command()
+@click.argument("memory_ids", nargs=-1)
+@click.option("--entity-id", help="Forget every memory of this entity.")
+@common_options
+def forget(memory_ids: Sequence[str], entity_id: str | None) -> None:
+    """Forget memories by id, or all memories of an entity."""
+    if not memory_ids and not entity_id:
+        raise click.UsageError("give memory ids or --entity-id")
+    with _engine() as eng:
+        forgotten = eng.forget(list(memory_ids), entity_id=entity_id)
+    if _json_mode():
+        _emit_json({"forgotten": forgotten})
+    else:
+        click.echo(f"forgot {len(forgotten)} memor{'y' if len(forgotten) == 1 else 'ies'}")
+
+
+# --- reads -------------------------------------------------------------------------------------------
+@main.command()
+@click.argument("memory_id")
+@common_options
+def get(memory_id: str) -> None:
+    """Show one memory."""
+    with _engine() as eng:
+        memory = eng.get(memory_id)
+    _print_memory(memory)
+
+
+@main.command(name="list")
+@click.option("--entity-id", help="Only this entity.")
+@click.option("--kind", help="Only this kind.")
+@click.option("--time-range", help="START:END dates or START..END date-times.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@common_options
+def list_command(entity_id: str | None, kind: str | None, time_range: str | None, limit: int) -> None:
+    """List memories, newest first."""
+    with _engine() as eng:
+        memories = eng.list_memories(entity_id=entity_id, kind=kind, time_range=time_range, limit=limit)
+    if _json_mode():
+        _emit_json({"memories": [m.to_dict() for m in memories]})
+        return
+    from rich.table import Table
+
+    table = Table(box=None)
+    for col in ("id", "created_at", "kind", "entity", "imp", "content"):
+        table.add_column(col)
+    for m in memories:
+        table.add_row(m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}",
+                      _clip(m.content, 70))
+    _console().print(table)
+
+
+@main.command()
+@common_options
+def stats() -> None:
+    """Counts of memories, vectors (read from Chroma), edges and entities."""
+    with _engine() as eng:
+        counts = eng.stats()
+    if _json_mode():
+        _emit_json(counts)
+    else:
+        for key, value in counts.items():
+            click.echo(f"{key:>13}: {value}")
+
+
+@main.command()
+@click.argument("cue", required=False, default="")
+@click.option("--strategy", "strategies", multiple=True, metavar="S",
+              help="similarity (default), temporal, causal, analogical; repeat to combine.")
+@click.option("--top-k", type=int, default=config.DEFAULT_TOP_K, show_default=True)
+@click.option("--weights", metavar="R:T:I:F", help="Relevance:recency:importance:reinforcement weights.")
+@click.option("--entity-id", help="Temporal: whose timeline.")
+@click.option("--time-range", help="Temporal: START:END dates or START..END date-times; either end may be empty.")
+@click.option("--seed", help="Causal: the memory to walk from (default: the one nearest the cue).")
+@click.option("--max-depth", type=int, default=config.DEFAULT_MAX_DEPTH, show_default=True,
+              help=f"Causal: how far to walk (at most {config.MAX_DEPTH_CAP}).")
+@click.option("--edge-types", help="Causal: comma-separated edge types to follow (default all).")
+@click.option("--ef-search", type=int, default=config.DEFAULT_EF_SEARCH, show_default=True,
+              help="Similarity: HNSW search breadth.")
+@click.option("--analogical-alpha", type=float, default=config.DEFAULT_ANALOGICAL_ALPHA, show_default=True,
+              help="Analogical: 0 = structure only, 1 = embedding only.")
+@common_options
+def recall(
+    cue: str, strategies: Sequence[str], top_k: int, weights: str | None, entity_id: str | None,
+    time_range: str | None, seed: str | None, max_depth: int, edge_types: str | None, ef_search: int,
+    analogical_alpha: float,
+) -> None:
+    """Recall memories for a cue, ranked by the composite score."""
+    from engine.recall.request import build_request
+
+    request = build_request(
+        cue, strategies=list(strategies) or None, top_k=top_k, scoring_weights=weights, entity_id=entity_id,
+        time_range=time_range, seed_memory_id=seed, max_depth=max_depth, edge_types=edge_types,
+        ef_search=ef_search, analogical_alpha=analogical_alpha,
+    )
+    with _engine() as eng:
+        results = eng.recall(request)
+    if _json_mode():
+        _emit_json({"results": [r.to_dict() for r in results]})
+    else:
+        _print_results(results, request.scoring_weights)
+
+
+# --- output ------------------------------------------------------------------------------------------
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _short_time(m: Memory) -> str:
+    return m.created_at.strftime("%Y-%m-%d %H:%M")
+
+
+def _print_memory(memory: Memory) -> None:
+    if _json_mode():
+        _emit_json(memory.to_dict())
+        return
+    for key, value in memory.to_dict().items():
+        if key == "context":
+            value = json.dumps(value, ensure_ascii=False)
+        click.echo(f"{key:>16}: {value if value is not None else '-'}")
+
+
+def _console() -> Any:
+    """A rich console; when output is piped it is wide enough that rows stay whole for grep and tests."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
+    from rich.table import Table
+
+    from engine.recall.scoring import contributions
+
+    console = _console()
+    if not results:
+        console.print("no memories matched")
+        return
+    table = Table(box=None, title=f"weights R:T:I:F = {':'.join(f'{w:g}' for w in weights.as_tuple())}")
+    for col in ("#", "score", "= rel", "+ rec", "+ imp", "+ reinf", "strategies", "when", "content", "id"):
+        table.add_column(col, justify="right" if col in ("#", "score") else "left")
+    for rank, r in enumerate(results, 1):
+        parts = contributions(r.signals, weights)
+        found_by = ", ".join(_detail_label(d.to_dict()) for d in r.strategy_details)
+        table.add_row(
+            str(rank), f"{r.score:.3f}", f"{parts['relevance']:.3f}", f"{parts['recency']:.3f}",
+            f"{parts['importance']:.3f}", f"{parts['reinforcement']:.3f}", found_by, _short_time(r.memory),
+            _clip(r.memory.content, 60), r.memory.id,
+        )
+    console.print(table)
+
+
+def _detail_label(d: dict[str, Any]) -> str:
+    name = d["strategy"]
+    if name == "causal":
+        return f"causal d={d['depth']}" + (f" {d['edge_type']}" if d.get("edge_type") else " seed")
+    if name == "temporal":
+        return f"temporal #{d['rank']}"
+    if name == "analogical":
+        return f"analog e={d['embedding_similarity']:.2f} s={d['structural_similarity']:.2f}"
+    return f"sim {d['relevance']:.2f}"
+
+
+if __name__ == "__main__":
+    main()
