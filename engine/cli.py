@@ -31,9 +31,10 @@ def _fail(message: str) -> NoReturn:
 class HebbsGroup(click.Group):
     """Turns usage errors and engine errors into one line on stderr with exit code 2."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.Abort:
@@ -47,8 +48,12 @@ class HebbsGroup(click.Group):
 def common_options(func: F) -> F:
     """`--data-dir` and `--format` on every command (they may also be given before the command)."""
 
-    @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                  help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).")
+    @click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).",
+    )
     @click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
     @click.pass_context
     @functools.wraps(func)
@@ -78,8 +83,12 @@ def _emit_json(payload: Any) -> None:
 
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).",
+)
 @click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
 @click.version_option(package_name="hebbs-workbench")
 def main(data_dir: Path | None, fmt: str | None) -> None:
@@ -113,14 +122,26 @@ def parse_edge(text: str) -> EdgeSpec:
 @click.option("--kind", default="episode", show_default=True, help="episode, document, proposition, insight.")
 @common_options
 def remember(
-    content: str, entity_id: str | None, importance: float | None, context_json: str | None,
-    edges: Sequence[str], created_at: str | None, kind: str,
+    content: str,
+    entity_id: str | None,
+    importance: float | None,
+    context_json: str | None,
+    edges: Sequence[str],
+    created_at: str | None,
+    kind: str,
 ) -> None:
     """Store a memory."""
     specs = tuple(parse_edge(e) for e in edges)
     with _engine() as eng:
-        memory = eng.remember(content, importance=importance, context=context_json, entity_id=entity_id,
-                              kind=kind, created_at=created_at, edges=specs)
+        memory = eng.remember(
+            content,
+            importance=importance,
+            context=context_json,
+            entity_id=entity_id,
+            kind=kind,
+            created_at=created_at,
+            edges=specs,
+        )
     _print_memory(memory)
 
 
@@ -131,12 +152,18 @@ def remember(
 @click.option("--context", "context_json", help="New context (a JSON object).")
 @click.option("--entity-id", help="New entity.")
 @common_options
-def revise(memory_id: str, content: str | None, importance: float | None, context_json: str | None,
-           entity_id: str | None) -> None:
+def revise(
+    memory_id: str,
+    content: str | None,
+    importance: float | None,
+    context_json: str | None,
+    entity_id: str | None,
+) -> None:
     """Change a memory in place; the old state is kept as a linked revision."""
     with _engine() as eng:
-        memory = eng.revise(memory_id, content=content, importance=importance, context=context_json,
-                            entity_id=entity_id)
+        memory = eng.revise(
+            memory_id, content=content, importance=importance, context=context_json, entity_id=entity_id
+        )
     _print_memory(memory)
 
 
@@ -186,8 +213,9 @@ def list_command(entity_id: str | None, kind: str | None, time_range: str | None
     for col in ("id", "created_at", "kind", "entity", "imp", "content"):
         table.add_column(col)
     for m in memories:
-        table.add_row(m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}",
-                      _clip(m.content, 70))
+        table.add_row(
+            m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}", _clip(m.content, 70)
+        )
     _console().print(table)
 
 
@@ -206,33 +234,69 @@ def stats() -> None:
 
 @main.command()
 @click.argument("cue", required=False, default="")
-@click.option("--strategy", "strategies", multiple=True, metavar="S",
-              help="similarity (default), temporal, causal, analogical; repeat to combine.")
+@click.option(
+    "--strategy",
+    "strategies",
+    multiple=True,
+    metavar="S",
+    help="similarity (default), temporal, causal, analogical; repeat to combine.",
+)
 @click.option("--top-k", type=int, default=config.DEFAULT_TOP_K, show_default=True)
 @click.option("--weights", metavar="R:T:I:F", help="Relevance:recency:importance:reinforcement weights.")
 @click.option("--entity-id", help="Temporal: whose timeline.")
 @click.option("--time-range", help="Temporal: START:END dates or START..END date-times; either end may be empty.")
 @click.option("--seed", help="Causal: the memory to walk from (default: the one nearest the cue).")
-@click.option("--max-depth", type=int, default=config.DEFAULT_MAX_DEPTH, show_default=True,
-              help=f"Causal: how far to walk (at most {config.MAX_DEPTH_CAP}).")
+@click.option(
+    "--max-depth",
+    type=int,
+    default=config.DEFAULT_MAX_DEPTH,
+    show_default=True,
+    help=f"Causal: how far to walk (at most {config.MAX_DEPTH_CAP}).",
+)
 @click.option("--edge-types", help="Causal: comma-separated edge types to follow (default all).")
-@click.option("--ef-search", type=int, default=config.DEFAULT_EF_SEARCH, show_default=True,
-              help="Similarity: HNSW search breadth.")
-@click.option("--analogical-alpha", type=float, default=config.DEFAULT_ANALOGICAL_ALPHA, show_default=True,
-              help="Analogical: 0 = structure only, 1 = embedding only.")
+@click.option(
+    "--ef-search",
+    type=int,
+    default=config.DEFAULT_EF_SEARCH,
+    show_default=True,
+    help="Similarity: HNSW search breadth.",
+)
+@click.option(
+    "--analogical-alpha",
+    type=float,
+    default=config.DEFAULT_ANALOGICAL_ALPHA,
+    show_default=True,
+    help="Analogical: 0 = structure only, 1 = embedding only.",
+)
 @common_options
 def recall(
-    cue: str, strategies: Sequence[str], top_k: int, weights: str | None, entity_id: str | None,
-    time_range: str | None, seed: str | None, max_depth: int, edge_types: str | None, ef_search: int,
+    cue: str,
+    strategies: Sequence[str],
+    top_k: int,
+    weights: str | None,
+    entity_id: str | None,
+    time_range: str | None,
+    seed: str | None,
+    max_depth: int,
+    edge_types: str | None,
+    ef_search: int,
     analogical_alpha: float,
 ) -> None:
     """Recall memories for a cue, ranked by the composite score."""
     from engine.recall.request import build_request
 
     request = build_request(
-        cue, strategies=list(strategies) or None, top_k=top_k, scoring_weights=weights, entity_id=entity_id,
-        time_range=time_range, seed_memory_id=seed, max_depth=max_depth, edge_types=edge_types,
-        ef_search=ef_search, analogical_alpha=analogical_alpha,
+        cue,
+        strategies=list(strategies) or None,
+        top_k=top_k,
+        scoring_weights=weights,
+        entity_id=entity_id,
+        time_range=time_range,
+        seed_memory_id=seed,
+        max_depth=max_depth,
+        edge_types=edge_types,
+        ef_search=ef_search,
+        analogical_alpha=analogical_alpha,
     )
     with _engine() as eng:
         results = eng.recall(request)
@@ -285,9 +349,16 @@ def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
         parts = contributions(r.signals, weights)
         found_by = ", ".join(_detail_label(d.to_dict()) for d in r.strategy_details)
         table.add_row(
-            str(rank), f"{r.score:.3f}", f"{parts['relevance']:.3f}", f"{parts['recency']:.3f}",
-            f"{parts['importance']:.3f}", f"{parts['reinforcement']:.3f}", found_by, _short_time(r.memory),
-            _clip(r.memory.content, 60), r.memory.id,
+            str(rank),
+            f"{r.score:.3f}",
+            f"{parts['relevance']:.3f}",
+            f"{parts['recency']:.3f}",
+            f"{parts['importance']:.3f}",
+            f"{parts['reinforcement']:.3f}",
+            found_by,
+            _short_time(r.memory),
+            _clip(r.memory.content, 60),
+            r.memory.id,
         )
     console.print(table)
 

@@ -172,7 +172,7 @@ class MemoryEngine:
         edges: Iterable[EdgeSpec | tuple[str, str] | tuple[str, str, float]] = (),
     ) -> Memory:
         """Store one memory (and edges from it to existing memories); returns it once durable."""
-        item = NewMemory(content, importance, context, entity_id, kind, created_at, tuple(_edge_spec(e) for e in edges))  # type: ignore[arg-type]
+        item = NewMemory(content, importance, context, entity_id, kind, created_at, tuple(_edge_spec(e) for e in edges))
         return self.remember_many([item])[0]
 
     def remember_many(self, items: Sequence[NewMemory], progress: Progress | None = None) -> list[Memory]:
@@ -257,9 +257,7 @@ class MemoryEngine:
                 for e in edges:
                     self._graph.add(e)
 
-    def add_edge(
-        self, source: str, target: str, type: EdgeType | str, confidence: float = 1.0, **attrs: Any
-    ) -> Edge:
+    def add_edge(self, source: str, target: str, type: EdgeType | str, confidence: float = 1.0, **attrs: Any) -> Edge:
         edge = Edge(source, target, validation.edge_type(type), validation.confidence(confidence), attrs)
         missing = {source, target} - self.store.existing([source, target])
         if missing:
@@ -393,7 +391,7 @@ class MemoryEngine:
     ) -> list[Memory]:
         """Memories filtered by entity, kind and time, newest first."""
         start, end = validation.time_range(time_range) or (None, None)
-        return self.store.list(
+        return self.store.list_memories(
             entity_id=validation.entity_id(entity_id),
             kind=None if kind is None else validation.kind(kind),
             start=start,
@@ -407,6 +405,17 @@ class MemoryEngine:
 
     def entities(self) -> list[str]:
         return self.timeline.entities()
+
+    def structure_of(self, memory_id: str) -> dict[str, Any]:
+        """The relational structure stored with a memory (what analogical recall compares)."""
+        record = self.store.get_record(memory_id)
+        if record is None:
+            raise MemoryNotFoundError(f"no memory with id {memory_id}")
+        return dict(record.structure)
+
+    def analyze(self, text: str) -> dict[str, Any]:
+        """The relational structure of a text, e.g. a cue, as the analogical strategy sees it."""
+        return dict(self.extractor.extract([validation.content(text)])[0])
 
     def stats(self) -> dict[str, int]:
         """Counts from each store; `vector_index` is read from Chroma itself so a mismatch would show."""

@@ -104,7 +104,7 @@ class NewMemory:
 
     content: str
     importance: float | None = None
-    context: dict[str, Any] | None = None
+    context: dict[str, Any] | str | None = None  # a JSON object, or its text
     entity_id: str | None = None
     kind: MemoryKind | str = MemoryKind.EPISODE
     created_at: datetime | str | None = None

@@ -73,7 +73,7 @@ def entity_id(value: object) -> str | None:
 
 def kind(value: object) -> MemoryKind:
     try:
-        return MemoryKind(value)
+        return MemoryKind(value)  # type: ignore[arg-type]
     except ValueError:
         raise ValidationError(
             f"unknown memory kind {value!r}; expected one of {', '.join(k.value for k in MemoryKind)}"
@@ -82,7 +82,7 @@ def kind(value: object) -> MemoryKind:
 
 def edge_type(value: object) -> EdgeType:
     try:
-        return EdgeType(value)
+        return EdgeType(value)  # type: ignore[arg-type]
     except ValueError:
         raise InvalidEdgeError(
             f"unknown edge type {value!r}; expected one of {', '.join(t.value for t in EdgeType)}"
@@ -91,7 +91,7 @@ def edge_type(value: object) -> EdgeType:
 
 def strategy(value: object) -> Strategy:
     try:
-        return Strategy(value)
+        return Strategy(value)  # type: ignore[arg-type]
     except ValueError:
         raise InvalidRecallError(
             f"unknown strategy {value!r}; expected one of {', '.join(s.value for s in Strategy)}"

@@ -14,8 +14,18 @@ from click.testing import CliRunner
 from engine.cli import main
 from engine.embedding import SentenceTransformerEmbedder
 
-MEMORY_KEYS = {"id", "content", "importance", "context", "entity_id", "kind", "created_at", "updated_at",
-               "last_accessed_at", "access_count"}
+MEMORY_KEYS = {
+    "id",
+    "content",
+    "importance",
+    "context",
+    "entity_id",
+    "kind",
+    "created_at",
+    "updated_at",
+    "last_accessed_at",
+    "access_count",
+}
 
 
 @pytest.fixture
@@ -37,18 +47,46 @@ def remember(hebbs, *args: str) -> dict:  # type: ignore[no-untyped-def]
 
 
 def test_remember_get_recall_stats_in_json(hebbs) -> None:  # type: ignore[no-untyped-def]
-    cause = remember(hebbs, "The cooling fan failed.", "--entity-id", "rack-7", "--importance", "0.7",
-                     "--context", '{"source": "pager"}', "--created-at", "2026-01-05T10:00:00Z")
+    cause = remember(
+        hebbs,
+        "The cooling fan failed.",
+        "--entity-id",
+        "rack-7",
+        "--importance",
+        "0.7",
+        "--context",
+        '{"source": "pager"}',
+        "--created-at",
+        "2026-01-05T10:00:00Z",
+    )
     assert set(cause) == MEMORY_KEYS
     assert cause["context"] == {"source": "pager"} and cause["created_at"] == "2026-01-05T10:00:00Z"
-    effect = remember(hebbs, "Rack 7 overheated because the cooling fan failed.", "--entity-id", "rack-7",
-                      "--edge", f"{cause['id']}:caused_by:0.9")
+    effect = remember(
+        hebbs,
+        "Rack 7 overheated because the cooling fan failed.",
+        "--entity-id",
+        "rack-7",
+        "--edge",
+        f"{cause['id']}:caused_by:0.9",
+    )
 
     code, out, _ = hebbs("get", cause["id"], "--format", "json")
     assert code == 0 and json.loads(out)["id"] == cause["id"]
 
-    code, out, _ = hebbs("recall", "why did the rack overheat", "--strategy", "similarity", "--strategy", "causal",
-                         "--seed", effect["id"], "--top-k", "5", "--format", "json")
+    code, out, _ = hebbs(
+        "recall",
+        "why did the rack overheat",
+        "--strategy",
+        "similarity",
+        "--strategy",
+        "causal",
+        "--seed",
+        effect["id"],
+        "--top-k",
+        "5",
+        "--format",
+        "json",
+    )
     assert code == 0
     results = json.loads(out)["results"]
     assert {r["memory"]["id"] for r in results} == {cause["id"], effect["id"]}
@@ -68,8 +106,14 @@ def test_remember_get_recall_stats_in_json(hebbs) -> None:  # type: ignore[no-un
 
 
 def test_weights_change_the_ranking(hebbs) -> None:  # type: ignore[no-untyped-def]
-    old = remember(hebbs, "Quarterly planning notes for the data team.", "--importance", "1.0",
-                   "--created-at", "2020-01-01")
+    old = remember(
+        hebbs,
+        "Quarterly planning notes for the data team.",
+        "--importance",
+        "1.0",
+        "--created-at",
+        "2020-01-01",
+    )
     new = remember(hebbs, "Lunch menu for Friday.", "--importance", "0.0")
 
     def top(weights: str) -> str:
@@ -84,13 +128,31 @@ def test_weights_change_the_ranking(hebbs) -> None:  # type: ignore[no-untyped-d
 def test_temporal_recall_with_time_range_and_human_table(hebbs) -> None:  # type: ignore[no-untyped-def]
     for day in ("2025-01-10", "2025-02-10", "2025-03-10"):
         remember(hebbs, f"Status update of {day}.", "--entity-id", "proj", "--created-at", day)
-    code, out, _ = hebbs("recall", "--strategy", "temporal", "--entity-id", "proj",
-                         "--time-range", "2025-02-01:", "--format", "json")
+    code, out, _ = hebbs(
+        "recall",
+        "--strategy",
+        "temporal",
+        "--entity-id",
+        "proj",
+        "--time-range",
+        "2025-02-01:",
+        "--format",
+        "json",
+    )
     assert code == 0
     assert [r["memory"]["content"] for r in json.loads(out)["results"]] == [
-        "Status update of 2025-02-10.", "Status update of 2025-03-10."]
-    code, out, _ = hebbs("recall", "--strategy", "temporal", "--entity-id", "proj",
-                         "--time-range", "2025-01-01T00:00:00Z..2025-01-31T00:00:00Z")
+        "Status update of 2025-02-10.",
+        "Status update of 2025-03-10.",
+    ]
+    code, out, _ = hebbs(
+        "recall",
+        "--strategy",
+        "temporal",
+        "--entity-id",
+        "proj",
+        "--time-range",
+        "2025-01-01T00:00:00Z..2025-01-31T00:00:00Z",
+    )
     assert code == 0 and "Status update of 2025-01-10." in out and "2025-02-10" not in out
     assert "temporal #0" in out and "+ rec" in out
 
@@ -151,16 +213,21 @@ def _run_hebbs(data_dir: Path, *args: str, check_no_torch: bool = False) -> subp
     code = "import sys; from engine.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
     code += "    assert 'torch' not in sys.modules, 'torch was imported'\n" if check_no_torch else "    pass\n"
     env = {**os.environ, "HEBBS_DATA_DIR": str(data_dir)}
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
 def test_model_free_commands_do_not_import_torch(data_dir: Path) -> None:
     made = _run_hebbs(data_dir, "remember", "Torch-free reads.", "--entity-id", "t", "--format", "json")
     assert made.returncode == 0, made.stderr
     memory_id = json.loads(made.stdout)["id"]
-    for args in (["get", memory_id], ["stats"], ["list"], ["recall", "--strategy", "temporal", "--entity-id", "t"],
-                 ["recall", "--strategy", "causal", "--seed", memory_id], ["forget", memory_id]):
+    for args in (
+        ["get", memory_id],
+        ["stats"],
+        ["list"],
+        ["recall", "--strategy", "temporal", "--entity-id", "t"],
+        ["recall", "--strategy", "causal", "--seed", memory_id],
+        ["forget", memory_id],
+    ):
         done = _run_hebbs(data_dir, *args, check_no_torch=True)
         assert done.returncode == 0, f"{args}: {done.stderr}"
 

@@ -42,9 +42,7 @@ class GraphIndex:
     def edge_count(self) -> int:
         return int(self.graph.number_of_edges())
 
-    def walk(
-        self, seed: str, max_depth: int, edge_types: Collection[EdgeType] | None = None
-    ) -> list[Reached]:
+    def walk(self, seed: str, max_depth: int, edge_types: Collection[EdgeType] | None = None) -> list[Reached]:
         """Breadth-first over edges in both directions, each memory at its shortest depth from the seed."""
         with self._lock:
             reached = [Reached(seed, 0, (seed,), None, None, 1.0)]
@@ -56,9 +54,9 @@ class GraphIndex:
                 node = queue.popleft()
                 if node.depth >= max_depth:
                     continue
-                steps = [
-                    (t, k, d, "out") for _, t, k, d in self.graph.out_edges(node.id, keys=True, data=True)
-                ] + [(s, k, d, "in") for s, _, k, d in self.graph.in_edges(node.id, keys=True, data=True)]
+                steps = [(t, k, d, "out") for _, t, k, d in self.graph.out_edges(node.id, keys=True, data=True)] + [
+                    (s, k, d, "in") for s, _, k, d in self.graph.in_edges(node.id, keys=True, data=True)
+                ]
                 for other, key, data, direction in sorted(steps, key=lambda s: (s[0], s[1])):
                     if other in seen or (edge_types is not None and key not in edge_types):
                         continue

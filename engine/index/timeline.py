@@ -52,7 +52,8 @@ class TimelineIndex:
         """(memory id, created_at) of one entity within [start, end], newest first, at most `limit`."""
         frame = self._merged()
         lo, hi = frame.index.slice_locs(
-            (entity_id, _MIN if start_us is None else start_us), (entity_id, _MAX if end_us is None else end_us)
+            (entity_id, _MIN if start_us is None else start_us),
+            (entity_id, _MAX if end_us is None else end_us),
         )
         if hi <= lo:
             return []

@@ -56,7 +56,8 @@ class VectorIndex:
         with self._lock:
             for start in range(0, len(ids), _UPSERT_BATCH):
                 self._collection.upsert(
-                    ids=list(ids[start : start + _UPSERT_BATCH]), embeddings=matrix[start : start + _UPSERT_BATCH]
+                    ids=list(ids[start : start + _UPSERT_BATCH]),
+                    embeddings=matrix[start : start + _UPSERT_BATCH],
                 )
 
     def delete(self, ids: Sequence[str]) -> None:

@@ -99,13 +99,18 @@ def build_request(
 
     if isinstance(edge_types, str):
         edge_types = [t for t in edge_types.split(",") if t.strip()]
-    types = None if edge_types is None else frozenset(validation.edge_type(t.strip() if isinstance(t, str) else t)
-                                                      for t in edge_types)
+    types = (
+        None
+        if edge_types is None
+        else frozenset(validation.edge_type(t.strip() if isinstance(t, str) else t) for t in edge_types)
+    )
     if types is not None and not types:
         raise InvalidRecallError("edge_types must name at least one edge type")
 
-    if isinstance(analogical_alpha, bool) or not isinstance(analogical_alpha, int | float) or (
-        math.isnan(analogical_alpha) or not 0.0 <= analogical_alpha <= 1.0
+    if (
+        isinstance(analogical_alpha, bool)
+        or not isinstance(analogical_alpha, int | float)
+        or (math.isnan(analogical_alpha) or not 0.0 <= analogical_alpha <= 1.0)
     ):
         raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {analogical_alpha!r}")
 

@@ -132,9 +132,7 @@ def score_candidates(
     return results if top_k is None else results[:top_k]
 
 
-def rescore(
-    results: Sequence[RecallResult], weights: ScoringWeights, top_k: int | None = None
-) -> list[RecallResult]:
+def rescore(results: Sequence[RecallResult], weights: ScoringWeights, top_k: int | None = None) -> list[RecallResult]:
     """Re-rank already retrieved results under new weights, keeping their signals.
 
     Pure: no retrieval, no access counting. This is what the workbench sliders call.

@@ -12,7 +12,7 @@ import numpy as np
 
 from engine import config
 from engine.errors import MemoryNotFoundError
-from engine.index.graph import GraphIndex
+from engine.index.graph import GraphIndex, Reached
 from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex
@@ -84,8 +84,11 @@ def causal(inp: RecallInputs) -> list[Hit]:
     seed = req.seed_memory_id
     if seed is None:
         assert inp.cue_embedding is not None
-        nearest = [n for n in inp.vectors().query(inp.cue_embedding, inp.overfetch(1), req.ef_search)
-                   if n.id not in inp.excluded]
+        nearest = [
+            n
+            for n in inp.vectors().query(inp.cue_embedding, inp.overfetch(1), req.ef_search)
+            if n.id not in inp.excluded
+        ]
         if not nearest:
             return []
         seed = nearest[0].id
@@ -94,8 +97,8 @@ def causal(inp: RecallInputs) -> list[Hit]:
     reached = [r for r in inp.graph().walk(seed, req.max_depth, req.edge_types) if r.id not in inp.excluded]
     # Rank by depth, then newest first. Whole depth levels are taken until top_k is reached, so only the
     # last level needs its timestamps read.
-    chosen = []
-    by_depth: dict[int, list] = {}
+    chosen: list[Reached] = []
+    by_depth: dict[int, list[Reached]] = {}
     for r in reached:
         by_depth.setdefault(r.depth, []).append(r)
     for depth in sorted(by_depth):
@@ -164,4 +167,3 @@ STRATEGIES: dict[Strategy, Callable[[RecallInputs], list[Hit]]] = {
     Strategy.CAUSAL: causal,
     Strategy.ANALOGICAL: analogical,
 }
-

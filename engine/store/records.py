@@ -237,9 +237,7 @@ class RecordStore:
         return found
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
-        rows = self._query(
-            f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,)
-        )
+        rows = self._query(f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,))
         if not rows:
             return None
         row = rows[0]
@@ -257,7 +255,7 @@ class RecordStore:
         with self._lock:
             return set(_existing(self._conn.cursor(), list(ids)))
 
-    def list(
+    def list_memories(
         self,
         *,
         entity_id: str | None = None,
@@ -296,7 +294,7 @@ class RecordStore:
     def ids_of_entity(self, entity_id: str) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM memories WHERE entity_id = ?", (entity_id,))]
 
-    def timeline_rows(self) -> list[tuple[str, str, int]]:
+    def timeline_rows(self) -> list[tuple[str, int, str]]:
         """(entity_id, created_at in microseconds, id) of every memory that has an entity."""
         return self._query("SELECT entity_id, created_at, id FROM memories WHERE entity_id IS NOT NULL")
 

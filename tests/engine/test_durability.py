@@ -35,7 +35,10 @@ WRITER = textwrap.dedent(
 
 def test_kill_9_during_batched_writes(data_dir: Path, embedder: SentenceTransformerEmbedder) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(data_dir)], stdout=subprocess.PIPE, text=True, env=os.environ.copy()
+        [sys.executable, "-c", WRITER, str(data_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
     )
     acked: list[str] = []
     try:
@@ -65,8 +68,11 @@ def test_crash_between_commit_and_vector_write_is_repaired_on_open(
 ) -> None:
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         eng.remember("written before the crash")
-        monkeypatch.setattr(VectorIndex, "upsert", lambda self, ids, embeddings: (_ for _ in ()).throw(
-            RuntimeError("simulated crash")))
+        monkeypatch.setattr(
+            VectorIndex,
+            "upsert",
+            lambda self, ids, embeddings: (_ for _ in ()).throw(RuntimeError("simulated crash")),
+        )
         with pytest.raises(RuntimeError):
             eng.remember_many([NewMemory("committed, not yet in chroma", entity_id="x")])
         monkeypatch.undo()
@@ -83,8 +89,9 @@ def test_forget_interrupted_before_chroma_is_finished_on_open(
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         gone = eng.remember("to be forgotten")
         eng.remember("to be kept")
-        monkeypatch.setattr(VectorIndex, "delete", lambda self, ids: (_ for _ in ()).throw(
-            RuntimeError("simulated crash")))
+        monkeypatch.setattr(
+            VectorIndex, "delete", lambda self, ids: (_ for _ in ()).throw(RuntimeError("simulated crash"))
+        )
         with pytest.raises(RuntimeError):
             eng.forget([gone.id])
         monkeypatch.undo()

@@ -111,8 +111,9 @@ def test_revise_rejects_unknown_ids_and_empty_changes(engine: MemoryEngine) -> N
 
 def test_forget_removes_from_every_index(engine: MemoryEngine) -> None:
     a = engine.remember("The server room flooded.", entity_id="ops")
-    b = engine.remember("Backups were lost because the server room flooded.", entity_id="ops",
-                        edges=[(a.id, "caused_by")])
+    b = engine.remember(
+        "Backups were lost because the server room flooded.", entity_id="ops", edges=[(a.id, "caused_by")]
+    )
     keep = engine.remember("The new office opened.", entity_id="ops")
     assert engine.forget([a.id]) == [a.id]
     with pytest.raises(MemoryNotFoundError):
@@ -145,8 +146,9 @@ def test_reopen_after_close_restores_everything(
 ) -> None:
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         a = eng.remember("Ship the beta.", entity_id="beta")
-        b = eng.remember("The beta slipped because QA found a crash.", entity_id="beta",
-                         edges=[(a.id, "caused_by", 0.8)])
+        b = eng.remember(
+            "The beta slipped because QA found a crash.", entity_id="beta", edges=[(a.id, "caused_by", 0.8)]
+        )
         eng.recall("beta", top_k=1)
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         assert eng.stats() == {"memories": 2, "vector_index": 2, "edges": 1, "entities": 1}

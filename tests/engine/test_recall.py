@@ -6,9 +6,15 @@ from datetime import timedelta
 
 import pytest
 
-from engine import MemoryEngine, Memory, NewMemory
+from engine import Memory, MemoryEngine, NewMemory
 from engine.clock import ManualClock
-from engine.errors import InvalidEdgeError, InvalidRecallError, InvalidTimeRangeError, InvalidWeightsError, MemoryNotFoundError
+from engine.errors import (
+    InvalidEdgeError,
+    InvalidRecallError,
+    InvalidTimeRangeError,
+    InvalidWeightsError,
+    MemoryNotFoundError,
+)
 from engine.recall import scoring
 
 
@@ -16,24 +22,36 @@ from engine.recall import scoring
 def story(engine: MemoryEngine, clock: ManualClock) -> dict[str, Memory]:
     """A small legal story over four weeks, with a cause chain, plus unrelated memories."""
     m: dict[str, Memory] = {}
-    m["signed"] = engine.remember("Meridian signed a data processing agreement with CloudVault.",
-                                  entity_id="meridian", importance=0.6)
+    m["signed"] = engine.remember(
+        "Meridian signed a data processing agreement with CloudVault.", entity_id="meridian", importance=0.6
+    )
     clock.advance(days=7)
-    m["changed"] = engine.remember("CloudVault switched its backup subprocessor without telling Meridian.",
-                                   entity_id="meridian", edges=[(m["signed"].id, "followed_by")])
+    m["changed"] = engine.remember(
+        "CloudVault switched its backup subprocessor without telling Meridian.",
+        entity_id="meridian",
+        edges=[(m["signed"].id, "followed_by")],
+    )
     clock.advance(days=7)
-    m["violation"] = engine.remember("The agreement was violated because of the unannounced subprocessor change.",
-                                     entity_id="meridian", edges=[(m["changed"].id, "caused_by", 0.9)])
+    m["violation"] = engine.remember(
+        "The agreement was violated because of the unannounced subprocessor change.",
+        entity_id="meridian",
+        edges=[(m["changed"].id, "caused_by", 0.9)],
+    )
     clock.advance(days=7)
-    m["escalated"] = engine.remember("Meridian escalated the risk to the board due to the violation.",
-                                     entity_id="meridian", importance=0.9,
-                                     edges=[(m["violation"].id, "caused_by", 0.95)])
+    m["escalated"] = engine.remember(
+        "Meridian escalated the risk to the board due to the violation.",
+        entity_id="meridian",
+        importance=0.9,
+        edges=[(m["violation"].id, "caused_by", 0.95)],
+    )
     m["pasta"] = engine.remember("The best carbonara uses guanciale and pecorino.", entity_id="recipes")
-    m["atlas"] = engine.remember("The Atlas app launch failed because QA testing was skipped to hit the date.",
-                                 entity_id="atlas")
+    m["atlas"] = engine.remember(
+        "The Atlas app launch failed because QA testing was skipped to hit the date.", entity_id="atlas"
+    )
     m["bistro"] = engine.remember(
         "Bistro Lumen opened two weeks early and its kitchen collapsed because staff training was cut.",
-        entity_id="bistro")
+        entity_id="bistro",
+    )
     clock.advance(days=1)
     return m
 
@@ -100,8 +118,7 @@ def test_temporal_reads_the_timeline_in_order_with_ranges(engine: MemoryEngine, 
     # Unbounded and cut: the newest top_k, still told in order.
     assert ids_of(engine.recall(strategies=["temporal"], entity_id="meridian", top_k=2)) == chain[2:]
     start = story["changed"].created_at
-    ranged = engine.recall(strategies=["temporal"], entity_id="meridian",
-                           time_range=(start, start + timedelta(days=8)))
+    ranged = engine.recall(strategies=["temporal"], entity_id="meridian", time_range=(start, start + timedelta(days=8)))
     assert ids_of(ranged) == chain[1:3]
     assert engine.recall(strategies=["temporal"], entity_id="nobody") == []
 
@@ -166,8 +183,7 @@ def test_analogical_matches_structure_across_domains(engine: MemoryEngine, story
     mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=7)
     for r in mixed:
         d = r.strategy_details[0].fields
-        assert r.signals.relevance == pytest.approx(
-            0.5 * d["embedding_similarity"] + 0.5 * d["structural_similarity"])
+        assert r.signals.relevance == pytest.approx(0.5 * d["embedding_similarity"] + 0.5 * d["structural_similarity"])
 
 
 def test_alpha_must_be_in_unit_interval(engine: MemoryEngine) -> None:
@@ -179,7 +195,9 @@ def test_multi_strategy_deduplicates_and_keeps_every_detail(engine: MemoryEngine
     results = engine.recall(
         "board escalation of the agreement violation",
         strategies=["similarity", "temporal", "causal", "analogical"],
-        entity_id="meridian", seed_memory_id=story["escalated"].id, top_k=20,
+        entity_id="meridian",
+        seed_memory_id=story["escalated"].id,
+        top_k=20,
     )
     assert len(ids_of(results)) == len(set(ids_of(results)))
     esc = next(r for r in results if r.memory.id == story["escalated"].id)
@@ -197,8 +215,7 @@ def test_unknown_strategy_and_missing_cue_are_errors(engine: MemoryEngine) -> No
         engine.recall("x", strategies=["causal"], edge_types=["because"])
 
 
-def test_scores_follow_the_formula_and_weights_override(engine: MemoryEngine, story: dict,
-                                                        clock: ManualClock) -> None:
+def test_scores_follow_the_formula_and_weights_override(engine: MemoryEngine, story: dict, clock: ManualClock) -> None:
     results = engine.recall(strategies=["temporal"], entity_id="meridian")
     now = clock.now()
     for r in results:
@@ -206,8 +223,11 @@ def test_scores_follow_the_formula_and_weights_override(engine: MemoryEngine, st
         expected_recency = max(0.0, 1 - age / (30 * 86400))
         assert r.signals.recency == pytest.approx(expected_recency)
         assert r.score == pytest.approx(0.5 * 1.0 + 0.2 * expected_recency + 0.2 * r.memory.importance)
-    only_importance = engine.recall("agreement", top_k=7, scoring_weights={
-        "w_relevance": 0, "w_recency": 0, "w_importance": 1, "w_reinforcement": 0})
+    only_importance = engine.recall(
+        "agreement",
+        top_k=7,
+        scoring_weights={"w_relevance": 0, "w_recency": 0, "w_importance": 1, "w_reinforcement": 0},
+    )
     assert only_importance[0].memory.id == story["escalated"].id
     assert only_importance[0].score == pytest.approx(0.9)
     with pytest.raises(InvalidWeightsError):
@@ -229,7 +249,8 @@ def test_rescoring_does_not_count_as_a_recall(engine: MemoryEngine, story: dict)
     before = {r.memory.id: engine.get(r.memory.id).access_count for r in results}
     reranked = MemoryEngine.rescore(results, "0:1:0:0")
     assert [r.signals for r in sorted(reranked, key=lambda r: r.memory.id)] == [
-        r.signals for r in sorted(results, key=lambda r: r.memory.id)]
+        r.signals for r in sorted(results, key=lambda r: r.memory.id)
+    ]
     assert {r.memory.id: engine.get(r.memory.id).access_count for r in results} == before
     recency = [r.signals.recency for r in reranked]
     assert recency == sorted(recency, reverse=True)
@@ -249,8 +270,12 @@ def test_top_k_cuts_and_bounds(engine: MemoryEngine, story: dict) -> None:
 
 
 def test_batched_recall_corpus_scales(engine: MemoryEngine) -> None:
-    engine.remember_many([NewMemory(f"Ticket {i}: the printer on floor {i % 7} jammed again.",
-                                    entity_id=f"floor-{i % 7}") for i in range(300)])
+    engine.remember_many(
+        [
+            NewMemory(f"Ticket {i}: the printer on floor {i % 7} jammed again.", entity_id=f"floor-{i % 7}")
+            for i in range(300)
+        ]
+    )
     results = engine.recall("printer jammed on floor 3", top_k=10, ef_search=200)
     assert len(results) == 10
     assert engine.stats()["memories"] == 300

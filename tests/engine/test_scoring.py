@@ -57,9 +57,7 @@ def test_rescore_reorders_without_touching_signals() -> None:
     assert {r.memory.id: r.signals for r in flipped} == {r.memory.id: r.signals for r in ranked}
 
 
-@pytest.mark.parametrize(
-    "text", ["1:2:3", "a:b:c:d", "0.5:0.2:0.2:-0.1", "nan:0:0:0", "inf:0:0:0", "", "1:1:1:1:1"]
-)
+@pytest.mark.parametrize("text", ["1:2:3", "a:b:c:d", "0.5:0.2:0.2:-0.1", "nan:0:0:0", "inf:0:0:0", "", "1:1:1:1:1"])
 def test_bad_weight_strings_are_rejected(text: str) -> None:
     with pytest.raises(InvalidWeightsError):
         ScoringWeights.parse(text)

@@ -20,7 +20,10 @@ def test_datetime_ranges_and_open_ends() -> None:
         datetime(2025, 3, 31, 18, tzinfo=UTC),
     )
     assert validation.time_range("2025-01-01:") == (datetime(2025, 1, 1, tzinfo=UTC), None)
-    assert validation.time_range("..2025-01-01T00:00:00+02:00") == (None, datetime(2024, 12, 31, 22, tzinfo=UTC))
+    assert validation.time_range("..2025-01-01T00:00:00+02:00") == (
+        None,
+        datetime(2024, 12, 31, 22, tzinfo=UTC),
+    )
     assert validation.time_range({"start": None, "end": "2025-02-01"})[0] is None  # type: ignore[index]
 
 
