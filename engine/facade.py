@@ -116,11 +116,11 @@ class MemoryEngine:
         if pending:
             index.delete(pending)
             self.store.clear_pending_deletes(pending)
-        if index.count() != self.store.count() - len(self.store.unsynced()):
+        if index.count() != self.store.count() - self.store.count_unsynced():
             # Chroma lost or gained something we have no mark for (e.g. its folder was deleted): full repair.
             log.warning("vector index out of step with the record store; rebuilding it")
-            extra = index.all_ids() - self.store.existing(index.all_ids())
-            index.delete(sorted(extra))
+            in_chroma = index.all_ids()
+            index.delete(sorted(in_chroma - self.store.existing(in_chroma)))
             self.store.mark_all_unsynced()
         unsynced = self.store.unsynced()
         for start in range(0, len(unsynced), 5000):

@@ -210,6 +210,9 @@ class RecordStore:
         rows = self._query("SELECT id, embedding FROM memories WHERE vector_synced = 0")
         return [(r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows]
 
+    def count_unsynced(self) -> int:
+        return int(self._query("SELECT count(*) FROM memories WHERE vector_synced = 0")[0][0])
+
     def mark_synced(self, ids: Sequence[str]) -> None:
         with self.transaction() as cur:
             for chunk in _chunks(list(ids), 500):
