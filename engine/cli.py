@@ -374,5 +374,9 @@ def _detail_label(d: dict[str, Any]) -> str:
     return f"sim {d['relevance']:.2f}"
 
 
+from engine.ingest.cli import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+
+main.add_command(index_command)
+
 if __name__ == "__main__":
     main()

@@ -34,6 +34,10 @@ MAX_EF_SEARCH = 2000
 DEFAULT_MAX_DEPTH = 5
 MAX_DEPTH_CAP = 10
 DEFAULT_ANALOGICAL_ALPHA = 0.5
+# Temporal recall takes this many of an entity's newest memories in the range (times top_k, at least the
+# floor) as candidates; the composite score then keeps top_k of them.
+TEMPORAL_POOL_FACTOR = 20
+TEMPORAL_POOL_MIN = 200
 # Analogical recall looks at this many embedding neighbours (times top_k) plus structural matches.
 ANALOGICAL_CANDIDATE_FACTOR = 10
 
@@ -68,3 +72,7 @@ LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
 LLM_MODEL_ENV = "HEBBS_LLM_MODEL"
 LLM_API_KEY_ENV = "HEBBS_LLM_API_KEY"
 LLM_TIMEOUT_SECONDS = 60.0
+
+
+def temporal_pool(top_k: int) -> int:
+    return max(top_k * TEMPORAL_POOL_FACTOR, TEMPORAL_POOL_MIN)

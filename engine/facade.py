@@ -9,13 +9,15 @@ next open from the `vector_synced` marks, so an acknowledged write is never lost
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,7 +45,11 @@ from engine.recall import scoring
 from engine.recall.request import RecallRequest, build_request
 from engine.recall.strategies import STRATEGIES, Hit, RecallInputs
 from engine.store.records import MemoryRecord, RecordStore, to_micros
-from engine.structure import LexicalStructureExtractor, StructureExtractor
+from engine.structure import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
+
+if TYPE_CHECKING:
+    from engine.ingest.analysis import Extractor
+    from engine.ingest.summary import IndexSummary
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +81,9 @@ class MemoryEngine:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         self.embedder: Embedder = embedder or SentenceTransformerEmbedder()
         self.clock: Clock = clock or SystemClock()
-        self.extractor: StructureExtractor = extractor or LexicalStructureExtractor()
+        # A store written by `index` holds spaCy structures; read cues the same way unless told otherwise.
+        self._extractor_given = extractor is not None
+        self.extractor: StructureExtractor = extractor or extractor_named(self.store.get_meta(EXTRACTOR_META_KEY))
         self._vector_factory = vector_index
         self._lock = threading.RLock()
         self._vectors: VectorIndex | None = None
@@ -83,9 +91,13 @@ class MemoryEngine:
         self._graph: GraphIndex | None = None
         self._structures: StructureIndex | None = None
         self._revisions: set[str] | None = None
+        self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
         self.store.close()
 
     def __enter__(self) -> MemoryEngine:
@@ -133,14 +145,16 @@ class MemoryEngine:
         with self._lock:
             if self._timeline is None:
                 revisions = self._revision_ids()
-                self._timeline = TimelineIndex(r for r in self.store.timeline_rows() if r[2] not in revisions)
+                with _bulk_build():
+                    self._timeline = TimelineIndex(r for r in self.store.timeline_rows() if r[2] not in revisions)
             return self._timeline
 
     @property
     def graph(self) -> GraphIndex:
         with self._lock:
             if self._graph is None:
-                self._graph = GraphIndex(self.store.edges())
+                with _bulk_build():
+                    self._graph = GraphIndex(self.store.edges())
             return self._graph
 
     @property
@@ -148,9 +162,10 @@ class MemoryEngine:
         with self._lock:
             if self._structures is None:
                 revisions = self._revision_ids()
-                self._structures = StructureIndex(
-                    (i, s.get("features", [])) for i, s in self.store.structures() if i not in revisions
-                )
+                with _bulk_build():
+                    self._structures = StructureIndex(
+                        (i, features) for i, features in self.store.features() if i not in revisions
+                    )
             return self._structures
 
     def _revision_ids(self) -> set[str]:
@@ -296,6 +311,26 @@ class MemoryEngine:
                     self._graph.add(edge)
         return checked
 
+    def index(
+        self,
+        paths: Sequence[str | Path],
+        progress: Callable[[str, int, int], None] | None = None,
+        *,
+        extractor: Extractor | str | None = None,
+    ) -> IndexSummary:
+        """Index documents (files or folders of Markdown, text, JSON chats) into memories: documents,
+        propositions, entities, dates, and derived edges. Idempotent; see `engine.ingest`. Returns an
+        `IndexSummary`; `progress(phase, done, total)` is called as it goes."""
+        from engine.ingest.pipeline import index_paths
+        from engine.ingest.structure import SpacyStructureExtractor
+
+        if not self._extractor_given and not isinstance(self.extractor, SpacyStructureExtractor):
+            self.extractor = SpacyStructureExtractor()
+        summary = index_paths(self, paths, progress=progress, extractor=extractor)
+        with self._lock:
+            self._graph = None  # derived edges were replaced wholesale: rebuild on next use
+        return summary
+
     def revise(
         self,
         memory_id: str,
@@ -354,7 +389,7 @@ class MemoryEngine:
         if missing:
             raise MemoryNotFoundError(f"no memory with id {', '.join(sorted(missing))}")
         if entity_id is not None:
-            targets.extend(self.store.ids_of_entity(validation.entity_id(entity_id) or ""))
+            targets.extend(self.store.ids_of_entity(self.resolve_entity(validation.entity_id(entity_id) or "")))
         doomed = self.store.ids_with_revisions(targets)
         deleted = self.store.delete(doomed)
         if deleted:
@@ -391,14 +426,23 @@ class MemoryEngine:
     ) -> list[Memory]:
         """Memories filtered by entity, kind and time, newest first."""
         start, end = validation.time_range(time_range) or (None, None)
+        entity = validation.entity_id(entity_id)
         return self.store.list_memories(
-            entity_id=validation.entity_id(entity_id),
+            entity_id=None if entity is None else self.resolve_entity(entity),
             kind=None if kind is None else validation.kind(kind),
             start=start,
             end=end,
             limit=limit,
             offset=offset,
         )
+
+    def resolve_entity(self, entity_id: str) -> str:
+        """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
+        an alias or unique prefix of ("meridian" -> "meridian analytics"); AmbiguousEntityError lists the
+        candidates when several match."""
+        from engine.ingest.entities import EntityRegistry
+
+        return EntityRegistry(self.store).resolve(entity_id)
 
     def edges_of(self, memory_id: str) -> list[Edge]:
         return self.store.edges_of(memory_id)
@@ -450,6 +494,8 @@ class MemoryEngine:
         """Recall without counting it: the candidates, scored and ranked. Notebooks and benchmarks use it."""
         if request.seed_memory_id is not None and not self.store.existing([request.seed_memory_id]):
             raise MemoryNotFoundError(f"seed memory {request.seed_memory_id} does not exist")
+        if request.entity_id is not None:
+            request = dataclasses.replace(request, entity_id=self.resolve_entity(request.entity_id))
         cue_embedding = self._embed([request.cue])[0] if request.needs_cue_embedding else None
         cue_features: tuple[str, ...] = ()
         if Strategy.ANALOGICAL in request.strategies:
@@ -468,14 +514,20 @@ class MemoryEngine:
         if len(request.strategies) == 1:
             hit_lists = [STRATEGIES[request.strategies[0]](inputs)]
         else:
-            with ThreadPoolExecutor(max_workers=len(request.strategies)) as pool:
-                hit_lists = list(pool.map(lambda s: STRATEGIES[s](inputs), request.strategies))
+            hit_lists = list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), request.strategies))
         candidates = self._fuse(hit_lists)
         results = scoring.score_candidates(candidates, request.scoring_weights, self.clock.now(), request.top_k)
         if request.strategies == (Strategy.TEMPORAL,):
             # A timeline is read in the order things happened.
             results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
         return results
+
+    def _strategy_pool(self) -> ThreadPoolExecutor:
+        """One pool for the engine's life: starting threads on every recall cost more than a strategy."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
+            return self._pool
 
     def _fuse(self, hit_lists: Sequence[list[Hit]]) -> list[Candidate]:
         """De-duplicate by id, keeping the highest relevance and every strategy's detail."""
@@ -498,6 +550,23 @@ class MemoryEngine:
         elif isinstance(weights, dict):
             weights = scoring.ScoringWeights.from_mapping(weights)
         return scoring.rescore(results, weights)
+
+
+@contextmanager
+def _bulk_build() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an index is rebuilt from the store.
+
+    A rebuild allocates hundreds of thousands of objects that all stay alive; the collector kept rescanning
+    them and took two thirds of the time to open a 100,000-memory store. Nothing built here forms cycles
+    that need collecting, and the collector resumes as soon as the build ends.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _edge_spec(value: EdgeSpec | tuple[str, str] | tuple[str, str, float]) -> EdgeSpec:

@@ -195,8 +195,36 @@ _CAUSAL_MARKERS = re.compile(
 )
 _WORD = re.compile(r"[a-z][a-z'-]*")
 
-# Roles differ in how much they say about a situation's shape.
-FEATURE_WEIGHTS = {"outcome": 3.0, "cause": 2.5, "action": 2.0, "relation": 1.5, "actor": 0.5, "object": 0.5}
+# Roles differ in how much they say about a situation's shape. `chain` (a cause class linked to an outcome
+# class by causal language, e.g. `chain:omission>failure`) is the relational core of an analogy; `verb`
+# (the main verb's lemma) is the most domain-specific, so it counts least.
+FEATURE_WEIGHTS = {
+    "chain": 3.0,
+    "outcome": 3.0,
+    "cause": 2.5,
+    "action": 2.0,
+    "relation": 1.5,
+    "polarity": 1.0,
+    "actor": 0.5,
+    "object": 0.5,
+    "verb": 0.5,
+}
+# Store meta key naming the extractor that wrote a store's structures, so cues are read the same way.
+EXTRACTOR_META_KEY = "structure_extractor"
+
+
+def word_roles(word: str) -> list[str]:
+    """The `role:class` features a lower-case word signals (e.g. "skipped" -> ["cause:omission"])."""
+    return _WORD_TO_ROLE.get(word, [])
+
+
+def extractor_named(name: str | None) -> StructureExtractor:
+    """The extractor a store was written with: `spacy` (documents indexed with `hebbs index`), else lexical."""
+    if name == "spacy":
+        from engine.ingest.structure import SpacyStructureExtractor
+
+        return SpacyStructureExtractor()
+    return LexicalStructureExtractor()
 
 
 class StructureExtractor(Protocol):

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections import deque
-from collections.abc import Collection, Iterable
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
@@ -25,50 +25,107 @@ class Reached:
 
 
 class GraphIndex:
+    """Adjacency in both directions, keyed (other end, edge type), built in one pass on open.
+
+    The walk reads plain dicts; the networkx view (`graph`) is built only when something asks for it,
+    because building a MultiDiGraph cost seconds per 100,000 edges on every open.
+    """
+
     def __init__(self, edges: Iterable[Edge] = ()) -> None:
         self._lock = threading.RLock()
-        self.graph = nx.MultiDiGraph()
+        self._out: defaultdict[str, dict[tuple[str, EdgeType], Edge]] = defaultdict(dict)
+        self._in: defaultdict[str, dict[tuple[str, EdgeType], Edge]] = defaultdict(dict)
+        self._nx: nx.MultiDiGraph | None = None
+        out, inn = self._out, self._in
         for e in edges:
-            self.add(e)
+            out[e.source][(e.target, e.type)] = e
+            inn[e.target][(e.source, e.type)] = e
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The same edges as a networkx MultiDiGraph keyed by edge type (for drawing and analysis)."""
+        with self._lock:
+            if self._nx is None:
+                g = nx.MultiDiGraph()
+                g.add_edges_from(
+                    (e.source, e.target, e.type, {"confidence": e.confidence, **e.attrs})
+                    for targets in self._out.values()
+                    for e in targets.values()
+                )
+                self._nx = g
+            return self._nx
 
     def add(self, edge: Edge) -> None:
         with self._lock:
-            self.graph.add_edge(edge.source, edge.target, key=edge.type, confidence=edge.confidence, **edge.attrs)
+            self._out[edge.source][(edge.target, edge.type)] = edge
+            self._in[edge.target][(edge.source, edge.type)] = edge
+            if self._nx is not None:
+                self._nx.add_edge(edge.source, edge.target, key=edge.type, confidence=edge.confidence, **edge.attrs)
 
     def remove_nodes(self, ids: Iterable[str]) -> None:
         with self._lock:
-            self.graph.remove_nodes_from(list(ids))
+            doomed = list(ids)
+            for node in doomed:
+                for target, type_ in self._out.pop(node, {}):
+                    self._in.get(target, {}).pop((node, type_), None)
+                for source, type_ in self._in.pop(node, {}):
+                    self._out.get(source, {}).pop((node, type_), None)
+            if self._nx is not None:
+                self._nx.remove_nodes_from(doomed)
 
     def edge_count(self) -> int:
-        return int(self.graph.number_of_edges())
+        with self._lock:
+            return sum(len(targets) for targets in self._out.values())
+
+    def __contains__(self, node: object) -> bool:
+        """Does any edge touch this memory?"""
+        if not isinstance(node, str):
+            return False
+        with self._lock:
+            return bool(self._out.get(node)) or bool(self._in.get(node))
 
     def walk(self, seed: str, max_depth: int, edge_types: Collection[EdgeType] | None = None) -> list[Reached]:
         """Breadth-first over edges in both directions, each memory at its shortest depth from the seed."""
         with self._lock:
-            reached = [Reached(seed, 0, (seed,), None, None, 1.0)]
-            if seed not in self.graph:
-                return reached
-            seen = {seed}
-            queue = deque(reached)
-            while queue:
-                node = queue.popleft()
-                if node.depth >= max_depth:
-                    continue
-                steps = [(t, k, d, "out") for _, t, k, d in self.graph.out_edges(node.id, keys=True, data=True)] + [
-                    (s, k, d, "in") for s, _, k, d in self.graph.in_edges(node.id, keys=True, data=True)
-                ]
-                for other, key, data, direction in sorted(steps, key=lambda s: (s[0], s[1])):
-                    if other in seen or (edge_types is not None and key not in edge_types):
-                        continue
-                    seen.add(other)
-                    nxt = Reached(
-                        other,
-                        node.depth + 1,
-                        (*node.path, other),
-                        EdgeType(key),
-                        direction,
-                        node.confidence * float(data.get("confidence", 1.0)),
-                    )
-                    reached.append(nxt)
-                    queue.append(nxt)
-            return reached
+            return [r for level in self.levels(seed, max_depth, edge_types) for r in level]
+
+    def levels(
+        self, seed: str, max_depth: int, edge_types: Collection[EdgeType] | None = None
+    ) -> Iterator[list[Reached]]:
+        """The walk of `walk`, one depth level at a time (depth 0 is the seed).
+
+        A caller that needs only the nearest levels stops early, so a depth-5 walk through a dense graph
+        costs what the levels it reads cost. Each level is computed under the lock.
+        """
+        level = [Reached(seed, 0, (seed,), None, None, 1.0)]
+        yield level
+        with self._lock:
+            if seed not in self._out and seed not in self._in:
+                return
+        seen = {seed}
+        empty: dict[tuple[str, EdgeType], Edge] = {}
+        for _ in range(max_depth):
+            with self._lock:
+                nxt_level = []
+                for node in level:
+                    steps = [(t, k, e, "out") for (t, k), e in self._out.get(node.id, empty).items()] + [
+                        (s, k, e, "in") for (s, k), e in self._in.get(node.id, empty).items()
+                    ]
+                    for other, key, edge, direction in sorted(steps, key=lambda s: (s[0], s[1])):
+                        if other in seen or (edge_types is not None and key not in edge_types):
+                            continue
+                        seen.add(other)
+                        nxt_level.append(
+                            Reached(
+                                other,
+                                node.depth + 1,
+                                (*node.path, other),
+                                EdgeType(key),
+                                direction,
+                                node.confidence * float(edge.confidence),
+                            )
+                        )
+            if not nxt_level:
+                return
+            yield nxt_level
+            level = nxt_level

@@ -71,15 +71,19 @@ class VectorIndex:
         if k <= 0:
             return []
         n = max(k, ef_search)
+        query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         with self._lock:
-            count = self._collection.count()
-            if count == 0:
-                return []
-            result = self._collection.query(
-                query_embeddings=np.asarray(embedding, dtype=np.float32).reshape(1, -1),
-                n_results=min(n, count),
-                include=["distances"],
-            )
+            try:
+                # Chroma 1.x returns min(n, count) neighbours (none from an empty collection), so no count()
+                # round trip is needed first; it cost as much as a third of a small query.
+                result = self._collection.query(query_embeddings=query, n_results=n, include=["distances"])
+            except Exception:
+                count = self._collection.count()  # a server that insists on n <= count
+                if count == 0:
+                    return []
+                result = self._collection.query(query_embeddings=query, n_results=min(n, count), include=["distances"])
+        if not result["ids"] or not result["ids"][0]:
+            return []
         ids, distances = result["ids"][0], result["distances"][0]
         return [Neighbour(i, float(d)) for i, d in zip(ids[:k], distances[:k], strict=True)]
 

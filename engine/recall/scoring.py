@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from engine import config
 from engine.errors import InvalidWeightsError
 from engine.models import Candidate, Memory, RecallResult, Signals
 
+_NEWEST_FIRST = datetime.max.replace(tzinfo=UTC)
 WEIGHT_NAMES = ("w_relevance", "w_recency", "w_importance", "w_reinforcement")
 
 
@@ -115,9 +116,9 @@ def contributions(signals: Signals, weights: ScoringWeights = DEFAULT_WEIGHTS) -
     }
 
 
-def _sort_key(result: RecallResult) -> tuple[float, float, str]:
-    # Highest score first; ties broken by relevance, then by id (newer ids sort later) for stability.
-    return (-result.score, -result.signals.relevance, result.memory.id)
+def _sort_key(result: RecallResult) -> tuple[float, float, timedelta, str]:
+    # Highest score first; ties broken by relevance, then newest first, then id for stability.
+    return (-result.score, -result.signals.relevance, _NEWEST_FIRST - result.memory.created_at, result.memory.id)
 
 
 def score_candidates(

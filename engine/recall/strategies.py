@@ -5,8 +5,9 @@ They read the indexes only; hydration, scoring and access counting happen once, 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from engine.errors import MemoryNotFoundError
 from engine.index.graph import GraphIndex, Reached
 from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
-from engine.index.vector import VectorIndex
+from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso
 from engine.recall.request import RecallRequest
 from engine.store.records import RecordStore, from_micros, to_micros
@@ -42,17 +43,35 @@ class RecallInputs:
     graph: Callable[[], GraphIndex]
     structures: Callable[[], StructureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
+    # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
+    _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
+    _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def overfetch(self, k: int) -> int:
         """How many neighbours to ask for so that dropping excluded ids still leaves about k."""
         return k + min(len(self.excluded), k)
+
+    def nearest(self, k: int) -> list[Neighbour]:
+        """The cue's k nearest neighbours, searched with the request's ef_search.
+
+        `VectorIndex.query` runs one search of width max(k, ef_search) and keeps the first k, so every
+        k up to that width is a prefix of the same search: similarity, the causal seed and analogical
+        share it instead of querying Chroma once each.
+        """
+        assert self.cue_embedding is not None
+        width = max(k, self.request.ef_search)
+        with self._search_lock:
+            found = self._searches.get(width)
+            if found is None:
+                found = self._searches[width] = self.vectors().query(self.cue_embedding, width, width)
+        return found[:k]
 
 
 def similarity(inp: RecallInputs) -> list[Hit]:
     req = inp.request
     assert inp.cue_embedding is not None
     # Ask for a few more than top_k so that dropping excluded ids still leaves top_k.
-    neighbours = inp.vectors().query(inp.cue_embedding, inp.overfetch(req.top_k), req.ef_search)
+    neighbours = inp.nearest(inp.overfetch(req.top_k))
     hits = []
     for n in neighbours:
         if n.id in inp.excluded:
@@ -63,6 +82,13 @@ def similarity(inp: RecallInputs) -> list[Hit]:
 
 
 def temporal(inp: RecallInputs) -> list[Hit]:
+    """An entity's memories within the range, newest first, as candidates for the composite cut.
+
+    The newest `temporal_pool(top_k)` of the window are candidates, so an entity's weightier memories
+    (importance, reinforcement) can outrank its merely newer ones. Relevance is the cue's similarity when
+    another strategy embedded the cue (a timeline must not flood a mixed recall), else 1: a timeline
+    read on its own needs no model.
+    """
     req = inp.request
     assert req.entity_id is not None
     start, end = req.time_range or (None, None)
@@ -70,12 +96,19 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         req.entity_id,
         None if start is None else to_micros(start),
         None if end is None else to_micros(end),
-        limit=req.top_k,
+        limit=config.temporal_pool(req.top_k),
     )
+    similarity: dict[str, float] = {}
+    if inp.cue_embedding is not None and rows:
+        stored = inp.store.embeddings([memory_id for memory_id, _ in rows])
+        similarity = {i: max(0.0, float(np.dot(v, inp.cue_embedding))) for i, v in stored.items()}
     hits = []
     for rank, (memory_id, created_us) in enumerate(rows):
-        detail = StrategyDetail(Strategy.TEMPORAL, 1.0, {"rank": rank, "timestamp": iso(from_micros(created_us))})
-        hits.append(Hit(memory_id, 1.0, detail))
+        relevance = similarity.get(memory_id, 0.0) if inp.cue_embedding is not None else 1.0
+        detail = StrategyDetail(
+            Strategy.TEMPORAL, relevance, {"rank": rank, "timestamp": iso(from_micros(created_us))}
+        )
+        hits.append(Hit(memory_id, relevance, detail))
     return hits
 
 
@@ -84,25 +117,19 @@ def causal(inp: RecallInputs) -> list[Hit]:
     seed = req.seed_memory_id
     if seed is None:
         assert inp.cue_embedding is not None
-        nearest = [
-            n
-            for n in inp.vectors().query(inp.cue_embedding, inp.overfetch(1), req.ef_search)
-            if n.id not in inp.excluded
-        ]
+        nearest = [n for n in inp.nearest(inp.overfetch(1)) if n.id not in inp.excluded]
         if not nearest:
             return []
         seed = nearest[0].id
     elif not inp.store.existing([seed]):
         raise MemoryNotFoundError(f"seed memory {seed} does not exist")
-    reached = [r for r in inp.graph().walk(seed, req.max_depth, req.edge_types) if r.id not in inp.excluded]
-    # Rank by depth, then newest first. Whole depth levels are taken until top_k is reached, so only the
-    # last level needs its timestamps read.
+    # Rank by depth, then newest first. Whole depth levels are taken until top_k is reached, so the walk
+    # stops after the last level needed: deeper levels are never computed.
     chosen: list[Reached] = []
-    by_depth: dict[int, list[Reached]] = {}
-    for r in reached:
-        by_depth.setdefault(r.depth, []).append(r)
-    for depth in sorted(by_depth):
-        level = by_depth[depth]
+    for walked in inp.graph().levels(seed, req.max_depth, req.edge_types):
+        level = [r for r in walked if r.id not in inp.excluded]
+        if not level:
+            continue
         times = inp.store.created_at_of([r.id for r in level])
         level = [r for r in level if r.id in times]
         level.sort(key=lambda r: (-times[r.id], r.id))
@@ -133,7 +160,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     structures = inp.structures()
     embedding_sim: dict[str, float] = {}
     if alpha > 0:
-        for n in inp.vectors().query(inp.cue_embedding, inp.overfetch(pool), req.ef_search):
+        for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
     structural = dict(structures.best_matches(inp.cue_features, pool)) if alpha < 1 else {}
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]

@@ -279,3 +279,32 @@ def test_batched_recall_corpus_scales(engine: MemoryEngine) -> None:
     results = engine.recall("printer jammed on floor 3", top_k=10, ef_search=200)
     assert len(results) == 10
     assert engine.stats()["memories"] == 300
+
+
+def test_temporal_cut_keeps_what_scores_best_and_reads_in_order(engine: MemoryEngine, clock: ManualClock) -> None:
+    key = engine.remember("Contract signed.", entity_id="deal", importance=1.0)
+    clock.advance(days=1)
+    chatter = []
+    for i in range(5):
+        clock.advance(minutes=1)
+        chatter.append(engine.remember(f"Routine sync number {i}.", entity_id="deal", importance=0.1))
+    # Equal importance: the newest win (the contract's "newest first"); a weightier old memory still makes the cut.
+    cut = engine.recall(strategies=["temporal"], entity_id="deal", top_k=3)
+    assert ids_of(cut) == [key.id, chatter[3].id, chatter[4].id]
+    newest_only = engine.recall(strategies=["temporal"], entity_id="deal", top_k=3, scoring_weights="0:1:0:0")
+    assert ids_of(newest_only) == [m.id for m in chatter[2:]]
+
+
+def test_temporal_relevance_is_cue_similarity_in_a_mixed_recall(engine: MemoryEngine, story: dict) -> None:
+    mixed = engine.recall(
+        "subprocessor change without notice", strategies=["similarity", "temporal"], entity_id="meridian", top_k=10
+    )
+    for r in mixed:
+        temporal = [d for d in r.strategy_details if d.strategy == "temporal"]
+        similar = [d for d in r.strategy_details if d.strategy == "similarity"]
+        if temporal and similar:
+            assert temporal[0].relevance == pytest.approx(similar[0].relevance, abs=1e-4)
+        if temporal:
+            assert temporal[0].relevance < 1.0
+    most_relevant = max(mixed, key=lambda r: r.signals.relevance)
+    assert most_relevant.memory.id in {story["changed"].id, story["violation"].id}

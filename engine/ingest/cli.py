@@ -1,0 +1,115 @@
+"""`hebbs index PATH...`: index documents, with a progress bar while it runs and a summary at the end.
+
+Registered on the `hebbs` group by engine/cli.py. It takes `--data-dir` and `--format` like every other
+command (before or after the command name). spaCy and the embedding model load only when there is
+something new to analyse.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engine import config
+from engine.ingest.summary import IndexSummary
+
+F = TypeVar("F", bound=Callable[..., Any])
+_PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, embedding",
+           "writing": "writing memories", "linking": "linking edges"}
+
+
+def _options(func: F) -> F:
+    """`--data-dir` and `--format`, falling back to the values given to the `hebbs` group."""
+
+    @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                  help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).")
+    @click.option("--format", "fmt", type=click.Choice(["human", "json"]), default=None,
+                  help="Output: human (default) or json.")
+    @click.pass_context
+    @functools.wraps(func)
+    def wrapper(ctx: click.Context, data_dir: Path | None, fmt: str | None, *args: Any, **kwargs: Any) -> Any:
+        root = ctx.find_root().params
+        ctx.obj = {
+            "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
+            "format": fmt or root.get("fmt") or "human",
+        }
+        return ctx.invoke(func, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.command(name="index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--extractor", type=click.Choice(["offline", "llm"]), default=None,
+              help=f"offline: spaCy, no network (default); llm: an OpenAI-compatible endpoint from "
+                   f"{config.LLM_BASE_URL_ENV}, {config.LLM_MODEL_ENV} and {config.LLM_API_KEY_ENV} "
+                   f"(env {config.INGEST_EXTRACTOR_ENV} sets the default).")
+@_options
+def index_command(paths: Sequence[Path], extractor: str | None) -> None:
+    """Index documents: Markdown, plain text and JSON chat transcripts, files or folders.
+
+    Each document becomes a `document` memory and its sentences `proposition` memories, with entities,
+    dates, and caused_by / followed_by / entity_relation edges. Rerunning is cheap and idempotent:
+    unchanged documents are skipped, changed sentences replaced, removed files forgotten.
+    """
+    from engine.facade import MemoryEngine
+
+    obj = click.get_current_context().obj
+    json_mode = obj["format"] == "json"
+    with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
+        summary = engine.index(list(paths), progress=progress, extractor=extractor)
+    if json_mode:
+        click.echo(json.dumps(summary.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        for line in summary_lines(summary):
+            click.echo(line)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar per phase on stderr (only on a terminal, so logs and pipes stay clean)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield lambda phase, done, total: None
+        return
+    columns = (TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(_PHASES.get(phase, phase), total=max(total, 1))
+            bar.update(tasks[phase], completed=done, total=max(total, 1))
+
+        yield update
+
+
+def summary_lines(s: IndexSummary) -> list[str]:
+    """The human summary: documents, propositions, entities, edges by type, time taken, skipped files."""
+    lines = [
+        f"documents     {s.documents} ({s.documents_indexed} new or changed, {s.documents_unchanged} unchanged, "
+        f"{s.documents_removed} removed)",
+        f"propositions  {s.propositions_total} ({s.propositions_added} added, {s.propositions_kept} kept, "
+        f"{s.propositions_removed} removed)",
+        f"entities      {s.entities}",
+        "edges         " + (", ".join(f"{t} {n}" for t, n in sorted(s.edges.items())) or "none"),
+        f"time          {s.seconds:.1f} s"
+        + (f" ({s.phase_seconds.get('loading models', 0.0):.1f} s loading models, "
+           f"{s.propositions_per_second:.0f} propositions/s)" if s.propositions_added else ""),
+    ]
+    if s.extractor != "offline":
+        lines.append(f"extractor     {s.extractor}" + (f" ({s.llm_fallbacks} documents fell back to offline)"
+                                                     if s.llm_fallbacks else ""))
+    if s.skipped:
+        lines.append(f"skipped       {len(s.skipped)} file{'s' if len(s.skipped) != 1 else ''}:")
+        lines.extend(f"  {item.path}: {item.reason}" for item in s.skipped)
+    return lines

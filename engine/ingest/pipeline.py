@@ -1,0 +1,467 @@
+"""`index_paths`: documents in, memories and edges out, idempotently.
+
+Steps: discover and read files (bad ones become `Skipped` lines) -> skip documents whose content hash is
+unchanged -> analyse the rest (spaCy, batched; or the LLM extractor) -> resolve entities against the
+registry -> date each proposition -> per batch of documents: forget what changed or disappeared, embed
+what is new, commit memories and ledger rows in one transaction -> recompute derived edges.
+
+A failure mid-way leaves every committed batch intact; the ledger knows what is done, so a rerun
+analyses only the rest, and the edge pass (marked dirty until it completes) runs again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from engine import config
+from engine.errors import ValidationError
+from engine.ingest import salience
+from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.dates import event_time
+from engine.ingest.documents import SourceDocument, discover, read_document
+from engine.ingest.drafts import Draft
+from engine.ingest.entities import EntityRegistry, EntityResolver
+from engine.ingest.ledger import DOCUMENT, PROPOSITION, Ledger, LedgerRow
+from engine.ingest.linking import count_edges, relink
+from engine.ingest.summary import IndexSummary, Skipped
+from engine.models import MemoryKind, NewMemory, iso
+from engine.store.records import MemoryRecord
+from engine.structure import EXTRACTOR_META_KEY
+
+if TYPE_CHECKING:
+    from engine.facade import MemoryEngine
+
+# Bump when the analysis changes, so documents indexed by an older version are analysed again (their
+# unchanged propositions still keep their ids).
+PIPELINE_VERSION = "1"
+LINKS_META_KEY = "ingest_links"
+ANALYSIS_CHUNK = 8  # documents per nlp.pipe run: bounds memory, lets embedding overlap analysis
+MAX_PROPOSITION_CHARS = 2000
+EMBED_DOCUMENT_CHARS = 600
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass
+class PlannedProposition:
+    draft: Draft
+    position: int
+    entity_id: str | None
+    content: str
+    context: dict[str, Any]
+    content_hash: str
+    analysis: dict[str, Any]
+    structure: dict[str, Any]
+
+
+@dataclass
+class DocumentPlan:
+    doc: SourceDocument
+    stamp: str
+    entity_id: str | None
+    propositions: list[PlannedProposition] = field(default_factory=list)
+    keep: dict[str, str] = field(default_factory=dict)  # content hash -> existing memory id
+    drop: list[str] = field(default_factory=list)  # memory ids to forget (changed or removed, old document)
+
+
+def make_extractor(choice: Extractor | str | None = None) -> Extractor:
+    """`offline` (spaCy, the default), `llm` (OpenAI-compatible endpoint from the environment), or an instance."""
+    if choice is not None and not isinstance(choice, str):
+        return choice
+    name = (choice or os.environ.get(config.INGEST_EXTRACTOR_ENV) or "offline").strip().lower()
+    if name == "offline":
+        return OfflineExtractor()
+    if name == "llm":
+        from engine.ingest.llm import LLMExtractor
+
+        return LLMExtractor.from_env()
+    raise ValidationError(f"unknown extractor {name!r}; expected offline or llm")
+
+
+def document_stamp(doc: SourceDocument, extractor: str) -> str:
+    """What decides whether a document must be analysed again: its bytes, its date, the analysis version."""
+    key = f"{doc.content_hash}|{iso(doc.date)}|{PIPELINE_VERSION}|{extractor}"
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def index_paths(
+    engine: MemoryEngine,
+    paths: Sequence[str | Path],
+    *,
+    progress: Progress | None = None,
+    extractor: Extractor | str | None = None,
+) -> IndexSummary:
+    """Index files and folders into `engine`; see the module docstring for the steps."""
+    started = time.perf_counter()
+    chosen = make_extractor(extractor)
+    run = _Run(engine, chosen, progress or (lambda phase, done, total: None), IndexSummary(extractor=chosen.name))
+    Ledger(engine.store).ensure_tables()
+    EntityRegistry(engine.store).ensure_tables()
+
+    fresh, present = run.timed("reading", run.read, paths)
+    if fresh:
+        run.timed("loading models", run.load_models)
+    drafts, vectors = run.timed("analysing", run.analyse, fresh)
+    fresh = [doc for doc, ds in zip(fresh, drafts, strict=True) if ds is not None]
+    plans = run.timed("analysing", run.plan, fresh, [ds for ds in drafts if ds is not None])
+    for start in range(0, len(plans), config.INGEST_DOCUMENT_BATCH):
+        batch = plans[start : start + config.INGEST_DOCUMENT_BATCH]
+        _write(engine, batch, vectors, run.summary, run.phases)
+        run.tick("writing", min(start + config.INGEST_DOCUMENT_BATCH, len(plans)), len(plans))
+    run.timed("linking", run.link)
+
+    summary = run.summary
+    summary.documents_indexed = len(plans)
+    summary.entities = EntityRegistry(engine.store).count()
+    summary.propositions_total = Ledger(engine.store).count_propositions(present)
+    summary.phase_seconds = dict(run.phases)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+@dataclass
+class _Run:
+    """The state of one `index_paths` call, step by step."""
+
+    engine: MemoryEngine
+    extractor: Extractor
+    tick: Progress
+    summary: IndexSummary
+    phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def timed(self, phase: str, step: Callable[..., Any], *args: Any) -> Any:
+        mark = time.perf_counter()
+        try:
+            return step(*args)
+        finally:
+            self.phases[phase] += time.perf_counter() - mark
+
+    def read(self, paths: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
+        """Documents to analyse (new or changed), and the sources of every readable one; forgets documents
+        that disappeared from the folders."""
+        store, ledger = self.engine.store, Ledger(self.engine.store)
+        files, skipped, roots = discover(paths)
+        self.summary.skipped.extend(skipped)
+        indexed = ledger.documents()
+        fresh: list[SourceDocument] = []
+        present: list[str] = []
+        for i, (path, display) in enumerate(files):
+            doc = read_document(path, display)
+            self.tick("reading", i + 1, len(files))
+            if isinstance(doc, Skipped):
+                self.summary.skipped.append(doc)
+                continue
+            present.append(doc.source)
+            if indexed.get(doc.source, ("", ""))[1] == document_stamp(doc, self.extractor.name):
+                self.summary.documents_unchanged += 1
+            else:
+                fresh.append(doc)
+        gone = [s for s in indexed if _under(s, roots) and s not in present and not Path(s).exists()]
+        if fresh or gone:
+            store.set_meta(LINKS_META_KEY, "dirty")
+        if gone:
+            doomed = ledger.memory_ids(gone)
+            self.summary.propositions_removed += len(doomed) - len(gone)
+            self.engine.forget(sorted(store.existing(doomed)))
+            self.summary.documents_removed = len(gone)
+        return fresh, present
+
+    def load_models(self) -> None:
+        """Load spaCy and the embedder up front (once per process), so the time they take is reported apart."""
+        if isinstance(self.extractor, OfflineExtractor):
+            from engine.ingest.nlp import load
+
+            load()
+        self.tick("loading models", 0, 1)
+        self.engine._embed(["warm up"])
+        self.tick("loading models", 1, 1)
+
+    def analyse(self, fresh: list[SourceDocument]) -> tuple[list[list[Draft] | None], dict[str, np.ndarray]]:
+        """Drafts per document (None for one the extractor could not analyse: skipped with its reason),
+        chunk by chunk, while a worker thread embeds the texts of the previous chunk (torch releases the
+        GIL, so spaCy and the model share the cores)."""
+        registry = EntityRegistry(self.engine.store)
+        known = {r.name: r.type for r in registry.load()}
+        vectors = _reusable_vectors(self.engine, Ledger(self.engine.store), fresh)
+        drafts: list[list[Draft] | None] = []
+        pending: list[tuple[list[str], Future[np.ndarray]]] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
+            for start in range(0, len(fresh), ANALYSIS_CHUNK):
+                chunk = fresh[start : start + ANALYSIS_CHUNK]
+                texts: dict[str, None] = {}
+                for doc, doc_drafts in zip(chunk, self._analyse_chunk(chunk, known), strict=True):
+                    drafts.append(doc_drafts)
+                    if doc_drafts is None:
+                        continue
+                    if not doc_drafts:
+                        texts[embedding_text(doc)] = None
+                    for d in doc_drafts:
+                        texts[proposition_content(d)] = None
+                        for m in d.mentions:
+                            if m.type not in ("unknown", "topic"):
+                                known.setdefault(m.name, m.type)
+                todo = [t for t in texts if t not in vectors]
+                if todo:
+                    pending.append((todo, worker.submit(self.engine._embed, todo)))
+                self.tick("analysing", min(start + ANALYSIS_CHUNK, len(fresh)), len(fresh))
+            mark = time.perf_counter()
+            for todo, future in pending:
+                vectors.update(zip(todo, future.result(), strict=True))
+            self.phases["embedding"] += time.perf_counter() - mark
+            self.phases["analysing"] -= time.perf_counter() - mark
+        self.summary.llm_fallbacks = int(getattr(self.extractor, "fallbacks", 0))
+        return drafts, vectors
+
+    def _analyse_chunk(self, chunk: list[SourceDocument], known: dict[str, str]) -> list[list[Draft] | None]:
+        """A document that makes the extractor fail is skipped with the reason, not the whole run."""
+        try:
+            return list(self.extractor.analyse(chunk, known))
+        except Exception:
+            if len(chunk) == 1:
+                raise
+        out: list[list[Draft] | None] = []
+        for doc in chunk:
+            try:
+                out.append(self.extractor.analyse([doc], known)[0])
+            except Exception as exc:  # one document's problem, reported in the summary
+                self.summary.skipped.append(Skipped(doc.display, f"could not be analysed ({exc})"))
+                out.append(None)
+        return out
+
+    def plan(self, fresh: list[SourceDocument], drafts: list[list[Draft]]) -> list[DocumentPlan]:
+        """Resolve entities against the registry (and save it), then plan each document's propositions."""
+        registry, ledger = EntityRegistry(self.engine.store), Ledger(self.engine.store)
+        resolver = EntityResolver(registry.load())
+        for doc_drafts in drafts:
+            for d in doc_drafts:
+                for m in d.mentions:
+                    resolver.observe(m.name, m.type, m.weight)
+                if d.speaker:
+                    resolver.observe(d.speaker, "person")
+        resolver.finalize()
+        plans = [_plan(doc, ds, resolver, ledger, self.extractor.name) for doc, ds in zip(fresh, drafts, strict=True)]
+        with self.engine.store.transaction() as cur:
+            EntityRegistry.save(cur, resolver.records.values())
+        return plans
+
+    def link(self) -> None:
+        """Derived edges over everything ingested; also after a run that failed before this step."""
+        store = self.engine.store
+        if store.get_meta(LINKS_META_KEY) != "clean":
+            self.tick("linking", 0, 1)
+            self.summary.edges = relink(store)
+            salience.update(store)
+            store.set_meta(LINKS_META_KEY, "clean")
+            self.tick("linking", 1, 1)
+        else:
+            self.summary.edges = count_edges(store)
+        if store.get_meta(EXTRACTOR_META_KEY) != "spacy":
+            store.set_meta(EXTRACTOR_META_KEY, "spacy")
+
+
+def embedding_text(doc: SourceDocument) -> str:
+    """What a document without propositions is embedded from: its title and opening."""
+    return doc.text[:EMBED_DOCUMENT_CHARS]
+
+
+def document_vector(plan: DocumentPlan, vectors: dict[str, np.ndarray]) -> np.ndarray | None:
+    """A document's embedding: the normalised mean of its propositions' embeddings. It covers the whole
+    document (the model would read only its first 256 tokens) and costs no model call."""
+    rows = [vectors[p.content] for p in plan.propositions if p.content in vectors]
+    if not rows:
+        return None
+    mean = np.mean(np.stack(rows), axis=0)
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm).astype(np.float32) if norm > 0 else None
+
+
+def proposition_content(d: Draft) -> str:
+    content = d.text if len(d.text) <= MAX_PROPOSITION_CHARS else d.text[: MAX_PROPOSITION_CHARS - 1] + "…"
+    return f"{d.speaker}: {content}" if d.speaker else content
+
+
+def _reusable_vectors(engine: MemoryEngine, ledger: Ledger, docs: Sequence[SourceDocument]) -> dict[str, np.ndarray]:
+    """Embeddings of the current memories of changed documents, by content: an unchanged sentence is not
+    embedded twice even when its proposition must be replaced (say its date changed)."""
+    ids = ledger.memory_ids(d.source for d in docs)
+    if not ids:
+        return {}
+    memories = engine.store.get_many(ids)
+    stored = engine.store.embeddings(ids)
+    return {m.content: stored[i] for i, m in memories.items() if i in stored and m.kind == MemoryKind.PROPOSITION}
+
+
+def _under(source: str, roots: Sequence[Path]) -> bool:
+    return any(source.startswith(str(root) + os.sep) for root in roots)
+
+
+def _plan(
+    doc: SourceDocument, drafts: list[Draft], resolver: EntityResolver, ledger: Ledger, extractor: str
+) -> DocumentPlan:
+    """Entity, time, content and hash of each proposition; which existing ones are kept or dropped."""
+    canonical = [[resolver.canonical(m.name) for m in d.mentions] for d in drafts]
+    subjects = [resolver.canonical(d.subject) for d in drafts]
+    if doc.entity_id:
+        doc_entity: str | None = resolver.declared(doc.entity_id, [c for cs in canonical for c in cs if c])
+    else:
+        counts = Counter(s for s in subjects if s) or Counter(c for cs in canonical for c in cs if c)
+        doc_entity = counts.most_common(1)[0][0] if counts else None
+    plan = DocumentPlan(doc, document_stamp(doc, extractor), doc_entity)
+    last_event: datetime | None = None
+    occurrences: Counter[str] = Counter()
+    existing = ledger.propositions(doc.source)
+    for position, (d, mention_ids, subject) in enumerate(zip(drafts, canonical, subjects, strict=True)):
+        block = doc.blocks[d.block] if d.block < len(doc.blocks) else None
+        message_time = block.time if block is not None else None
+        if d.derived_from is not None and d.derived_from < len(plan.propositions):
+            parent = plan.propositions[d.derived_from]
+            d.when, d.time_source = parent.draft.when, parent.draft.time_source
+        elif d.stated_date is not None:
+            d.when, d.time_source = d.stated_date, "text"
+            last_event = d.when
+        else:
+            found = event_time(d.text, doc.date, last_event, plan=d.plan, fallback=message_time,
+                               fallback_source="message" if message_time else "document")
+            d.when, d.time_source = found.when, found.source
+            if found.source == "text":
+                last_event = found.when
+        if doc.entity_id:
+            entity = doc_entity
+        else:
+            speaker = resolver.canonical(d.speaker) if d.speaker else None
+            entity = subject or next((c for c in mention_ids if c and c != speaker), None) or speaker or doc_entity
+            if d.derived_from is not None and not subject and d.derived_from < len(plan.propositions):
+                entity = plan.propositions[d.derived_from].entity_id
+        content = proposition_content(d)
+        assert d.when is not None
+        base = hashlib.sha256(json.dumps(
+            [content, list(d.heading_path), entity, iso(d.when), d.derived_from is not None], ensure_ascii=False
+        ).encode()).hexdigest()
+        occurrences[base] += 1
+        content_hash = base if occurrences[base] == 1 else f"{base}:{occurrences[base]}"
+        entities = sorted({c for c in [*mention_ids, subject] if c})
+        relations = []
+        for r in d.relations:
+            s, o = resolver.canonical(r.subject), resolver.canonical(r.object)
+            if s and o and s != o:
+                relations.append({**r.to_dict(), "subject": s, "object": o})
+        context: dict[str, Any] = {
+            "source": doc.display,
+            "title": doc.title,
+            "heading_path": list(d.heading_path),
+            "position": position,
+            "time_source": d.time_source,
+            "entities": entities[:20],
+            "content_hash": content_hash,
+        }
+        if d.speaker:
+            context["speaker"] = d.speaker
+        if d.derived_from is not None:
+            context["clause_of_position"] = d.derived_from
+        analysis = {
+            "kw": d.keywords,
+            "core": d.core,
+            "root": d.root,
+            "event": d.event,
+            "plan": d.plan,
+            "reporting": d.reporting,
+            "explicit_time": d.time_source == "text",
+            "heading": list(d.heading_path),
+            "block": d.block,
+            "derived_from": d.derived_from,
+            "causes": [c.to_dict() for c in d.causes],
+            "relations": relations,
+            "entities": entities,
+        }
+        plan.propositions.append(
+            PlannedProposition(d, position, entity, content, context, content_hash, analysis, d.structure)
+        )
+        if content_hash in existing:
+            plan.keep[content_hash] = existing[content_hash]
+    plan.drop = [mid for h, mid in existing.items() if h not in plan.keep]
+    return plan
+
+
+def _truncate(text: str, limit: int) -> tuple[str, bool]:
+    encoded = text.encode("utf-8")
+    if len(encoded) <= limit:
+        return text, False
+    return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…", True
+
+
+def _write(engine: MemoryEngine, batch: Sequence[DocumentPlan], vectors: dict[str, np.ndarray],
+           summary: IndexSummary, phases: dict[str, float]) -> None:
+    """Forget what changed, then embed and commit the batch's new memories with their ledger rows."""
+    mark = time.perf_counter()
+    store = engine.store
+    indexed = Ledger(store).documents()
+    drop = [mid for p in batch for mid in p.drop]
+    drop += [indexed[p.doc.source][0] for p in batch if p.doc.source in indexed]
+    drop = sorted(store.existing(drop))
+    if drop:
+        engine.forget(drop)
+    now = engine.clock.now()
+    items: list[tuple[NewMemory, dict[str, Any], LedgerRow, str]] = []
+    kept_rows: list[LedgerRow] = []
+    for p in batch:
+        text, truncated = _truncate(p.doc.text, config.MAX_CONTENT_BYTES - 256)
+        doc_context: dict[str, Any] = {
+            "source": p.doc.display,
+            "title": p.doc.title,
+            "format": p.doc.format,
+            "date_source": p.doc.date_source,
+            "propositions": len(p.propositions),
+            "content_hash": p.stamp,
+        }
+        tags = p.doc.metadata.get("tags")
+        if isinstance(tags, list):
+            doc_context["tags"] = [str(t) for t in tags[:20]]
+        if truncated:
+            doc_context["truncated"] = True
+        entities = [p.entity_id] if p.entity_id else []
+        centroid = document_vector(p, vectors)
+        vector_key = embedding_text(p.doc)
+        if centroid is not None:
+            vector_key = f"\0document:{p.doc.source}"  # not a text: never sent to the model
+            vectors[vector_key] = centroid
+        items.append((NewMemory(text, None, doc_context, p.entity_id, MemoryKind.DOCUMENT, p.doc.date),
+                      {"features": [], "extractor": "spacy"},
+                      LedgerRow("", p.doc.source, DOCUMENT, -1, p.stamp, {"entities": entities}),
+                      vector_key))
+        for prop in p.propositions:
+            row = LedgerRow("", p.doc.source, PROPOSITION, prop.position, prop.content_hash, prop.analysis)
+            if prop.content_hash in p.keep:
+                kept_rows.append(LedgerRow(p.keep[prop.content_hash], row.source, row.role, row.position,
+                                           row.content_hash, row.analysis))
+                continue
+            items.append((NewMemory(prop.content, None, prop.context, prop.entity_id, MemoryKind.PROPOSITION,
+                                    prop.draft.when), prop.structure, row, prop.content))
+    memories = [engine._validated(item, now) for item, _, _, _ in items]
+    missing = [t for _, _, _, t in items if t not in vectors]
+    if missing:  # only when an extractor changed a text after analysis
+        vectors.update(zip(missing, engine._embed(missing), strict=True))
+    records = [MemoryRecord(m, vectors[t], s) for m, (_, s, _, t) in zip(memories, items, strict=True)]
+    rows = kept_rows + [
+        LedgerRow(m.id, r.source, r.role, r.position, r.content_hash, r.analysis)
+        for m, (_, _, r, _) in zip(memories, items, strict=True)
+    ]
+    engine._check_model()
+    store.insert(records, [], also=lambda cur: Ledger.write(cur, rows))
+    engine._index(records, [])
+    added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
+    summary.propositions_added += added
+    summary.propositions_kept += len(kept_rows)
+    summary.propositions_removed += sum(len(p.drop) for p in batch)
+    phases["writing"] += time.perf_counter() - mark

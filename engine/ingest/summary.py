@@ -1,0 +1,67 @@
+"""What one indexing run did, for the CLI's summary and for callers of `MemoryEngine.index`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file that was not indexed, and why (shown as one line in the summary)."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass
+class IndexSummary:
+    """Counts of one run. `documents_*` and `propositions_*` split the work into new, changed, kept, removed."""
+
+    documents_indexed: int = 0  # new or changed documents analysed in this run
+    documents_unchanged: int = 0  # same content hash as last time: not analysed again
+    documents_removed: int = 0  # indexed before under the given folders, gone now: forgotten
+    propositions_added: int = 0
+    propositions_kept: int = 0  # unchanged propositions of changed documents: same ids and access counts
+    propositions_removed: int = 0
+    propositions_total: int = 0  # propositions of every document under the given paths, after the run
+    entities: int = 0  # entities in the registry after the run
+    edges: dict[str, int] = field(default_factory=dict)  # derived edges in the store after the run, by type
+    skipped: list[Skipped] = field(default_factory=list)
+    extractor: str = "offline"
+    llm_fallbacks: int = 0  # documents the LLM extractor failed on, analysed offline instead
+    seconds: float = 0.0
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def documents(self) -> int:
+        return self.documents_indexed + self.documents_unchanged
+
+    @property
+    def propositions_per_second(self) -> float:
+        """New propositions per second of work (loading the models, once per process, not counted)."""
+        working = self.seconds - self.phase_seconds.get("loading models", 0.0)
+        return self.propositions_added / working if working > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "documents": self.documents,
+            "documents_indexed": self.documents_indexed,
+            "documents_unchanged": self.documents_unchanged,
+            "documents_removed": self.documents_removed,
+            "propositions": self.propositions_total,
+            "propositions_added": self.propositions_added,
+            "propositions_kept": self.propositions_kept,
+            "propositions_removed": self.propositions_removed,
+            "entities": self.entities,
+            "edges": dict(sorted(self.edges.items())),
+            "skipped": [s.to_dict() for s in self.skipped],
+            "extractor": self.extractor,
+            "llm_fallbacks": self.llm_fallbacks,
+            "seconds": round(self.seconds, 3),
+            "propositions_per_second": round(self.propositions_per_second, 1),
+            "phase_seconds": {k: round(v, 3) for k, v in self.phase_seconds.items()},
+        }

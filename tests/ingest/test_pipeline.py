@@ -1,0 +1,359 @@
+"""Indexing through the facade (real spaCy, model, Chroma): memories, edges, times, aliases, idempotence,
+bad inputs and recovery after a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engine import EdgeType, MemoryEngine, MemoryKind
+from engine.clock import ManualClock
+from engine.embedding import SentenceTransformerEmbedder
+from engine.errors import AmbiguousEntityError
+from engine.ingest import pipeline
+from engine.ingest.summary import IndexSummary
+from tests.conftest import START
+
+Write = Callable[[str, str | bytes], Path]
+
+SIGNED = """---
+title: DPA signed
+date: 2026-01-15
+entity_id: meridian
+---
+# DPA signed
+
+## Summary
+
+On 2026-01-15, Meridian Analytics signed a Data Processing Agreement with CloudVault.
+Dana Whitfield signed the DPA for Meridian Analytics.
+"""
+CHANGE = """---
+title: Backup change
+date: 2026-03-02
+---
+# Ops log
+
+Meridian Analytics was not notified when CloudVault changed its backup subprocessor to NordHost on 2026-03-02.
+NordHost is a hosting company in Oslo.
+"""
+VIOLATION = """Violation note
+Date: 2026-03-20
+
+On 2026-03-20, Meridian Analytics discovered a violation of its Data Processing Agreement with CloudVault.
+The violation was caused by CloudVault's unannounced subprocessor change.
+"""
+ESCALATION = """---
+title: Escalation
+date: 2026-04-03
+---
+On 2026-04-03, Meridian Analytics escalated the CloudVault risk to the board risk committee.
+The risk was escalated to the board because of the DPA violation.
+Meridian Analytics will review the vendor again in May.
+"""
+CHAT = json.dumps([
+    {"speaker": "Sofia Lindqvist", "text": "I paused new backups to CloudVault last night.",
+     "time": "2026-03-21T08:33:00Z"},
+    {"speaker": "Dana Whitfield", "text": "Good. I will write to Peter Okafor.", "time": "2026-03-21T08:35:00Z"},
+])
+
+
+def story(write: Write) -> Path:
+    write("legal/2026-01-15-signed.md", SIGNED)
+    write("legal/2026-03-02-change.md", CHANGE)
+    write("legal/2026-03-20-violation.txt", VIOLATION)
+    write("legal/2026-04-03-escalation.md", ESCALATION)
+    write("legal/2026-03-21-triage.json", CHAT)
+    write("legal/README.md", "# About these notes\n\nNot a story.\n")
+    return write("legal/2026-01-15-signed.md", SIGNED).parent
+
+
+def by_content(engine: MemoryEngine, fragment: str) -> str:
+    found = [m for m in engine.list_memories(kind="proposition", limit=1000) if fragment in m.content]
+    assert len(found) == 1, (fragment, [m.content for m in found])
+    return found[0].id
+
+
+@pytest.fixture(scope="module")
+def indexed(
+    tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder, nlp: object
+) -> tuple[MemoryEngine, IndexSummary]:
+    """The small story above, indexed once for the read-only tests of this module."""
+    root = tmp_path_factory.mktemp("story")
+
+    def write(name: str, content: str | bytes) -> Path:
+        path = root / "docs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content if isinstance(content, str) else content.decode())
+        return path
+
+    folder = story(write)
+    engine = MemoryEngine(root / "data", embedder=embedder, clock=ManualClock(START))
+    return engine, engine.index([folder])
+
+
+def test_documents_and_propositions_with_their_edges(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, summary = indexed
+    assert (summary.documents, summary.documents_indexed, summary.skipped) == (5, 5, [])  # README passed over
+    docs = engine.list_memories(kind="document", limit=100)
+    props = engine.list_memories(kind="proposition", limit=1000)
+    assert len(docs) == 5 and len(props) == summary.propositions_total == summary.propositions_added
+    for p in props:
+        parents = [e.target for e in engine.edges_of(p.id) if e.type == EdgeType.PROPOSITION_OF and e.source == p.id]
+        assert len(parents) == 1 and engine.get(parents[0]).kind == MemoryKind.DOCUMENT
+    signed = engine.get(by_content(engine, "signed a Data Processing Agreement"))
+    assert signed.context["heading_path"] == ["DPA signed", "Summary"]
+    assert signed.context["source"] == "legal/2026-01-15-signed.md"
+    assert engine.get(by_content(engine, "paused new backups")).content.startswith("Sofia Lindqvist: I paused")
+    assert set(summary.edges) == {"proposition_of", "caused_by", "followed_by", "entity_relation"}
+    assert summary.entities >= 5
+
+
+def test_each_proposition_is_dated_by_its_text_else_its_document(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+
+    def when(fragment: str) -> datetime:
+        return engine.get(by_content(engine, fragment)).created_at
+
+    assert when("was not notified") == datetime(2026, 3, 2, tzinfo=UTC)  # the date in the sentence
+    assert when("NordHost is a hosting company") == datetime(2026, 3, 2, tzinfo=UTC)  # frontmatter date
+    assert when("Dana Whitfield signed the DPA") == datetime(2026, 1, 15, tzinfo=UTC)
+    assert when("The violation was caused") == datetime(2026, 3, 20, tzinfo=UTC)  # the text file's Date: header
+    assert when("will review the vendor again in May") == datetime(2026, 4, 3, tzinfo=UTC)  # a plan
+    assert when("paused new backups") == datetime(2026, 3, 20, tzinfo=UTC)  # "last night", from the message
+
+
+def test_entities_are_normalised_and_frontmatter_overrides(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    # frontmatter `entity_id: meridian` names Meridian Analytics: every proposition of that document is its
+    assert engine.get(by_content(engine, "Dana Whitfield signed the DPA")).entity_id == "meridian analytics"
+    # without frontmatter, the grammatical subject is the primary entity
+    assert engine.get(by_content(engine, "NordHost is a hosting company")).entity_id == "nordhost"
+    assert engine.get(by_content(engine, "paused new backups")).entity_id == "sofia lindqvist"
+    assert engine.resolve_entity("meridian") == "meridian analytics"
+    assert engine.resolve_entity("cloud") == "cloudvault"
+
+
+def test_temporal_recall_by_alias_tells_the_story_in_order(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    results = engine.recall("what happened with Meridian?", strategies=["temporal"], entity_id="meridian",
+                            top_k=50)
+    contents = [r.memory.content for r in results if r.memory.kind == MemoryKind.PROPOSITION]
+    order = [next(i for i, c in enumerate(contents) if key in c) for key in
+             ("signed a Data Processing Agreement", "was not notified", "discovered a violation", "escalated the")]
+    assert order == sorted(order)
+    assert [r.memory.created_at for r in results] == sorted(r.memory.created_at for r in results)
+
+
+def test_causal_recall_walks_from_the_escalation_to_the_change(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    seed = by_content(engine, "escalated the CloudVault risk")
+    change = by_content(engine, "was not notified")
+    results = engine.recall("why?", strategies=["causal"], seed_memory_id=seed, max_depth=3,
+                            edge_types=["caused_by"], top_k=50)
+    reached = {r.memory.id: r.strategy_details[0].fields for r in results}
+    assert change in reached and reached[change]["depth"] <= 3
+
+
+def test_caused_by_edges_point_from_effect_to_cause(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    restated = by_content(engine, "The risk was escalated to the board because")
+    edges = [e for e in engine.edges_of(restated) if e.type == EdgeType.CAUSED_BY and e.source == restated]
+    assert len(edges) == 1
+    assert "violation" in engine.get(edges[0].target).content
+    assert edges[0].attrs["cue"] == "because of" and 0.5 < edges[0].confidence <= 0.9
+
+
+def test_followed_by_links_an_entitys_events_in_time_order(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    signed = by_content(engine, "signed a Data Processing Agreement")
+    nxt = [e for e in engine.edges_of(signed) if e.type == EdgeType.FOLLOWED_BY and e.source == signed]
+    assert len(nxt) == 1
+    later = engine.get(nxt[0].target)
+    assert later.entity_id == "meridian analytics" and later.created_at >= engine.get(signed).created_at
+
+
+def test_entity_relation_keeps_the_verb(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    paused = by_content(engine, "paused new backups")
+    (edge,) = [e for e in engine.edges_of(paused) if e.type == EdgeType.ENTITY_RELATION]
+    assert edge.attrs["verb"] == "pause" and edge.attrs["object"] == "cloudvault"
+    assert engine.get(edge.target).entity_id == "cloudvault"
+
+
+def test_analogical_cues_are_read_with_the_same_extractor(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+    engine, _ = indexed
+    assert "chain:omission>failure" in engine.analyze("The launch failed because testing was skipped.")["features"]
+    reopened = MemoryEngine(engine.data_dir, embedder=engine.embedder)
+    assert type(reopened.extractor).__name__ == "SpacyStructureExtractor"
+
+
+def test_reindexing_an_unchanged_folder_changes_nothing(engine: MemoryEngine, write: Write, nlp: object) -> None:
+    folder = story(write)
+    engine.index([folder])
+    before = {m.id for m in engine.list_memories(limit=1000)}
+    edges_before = {(e.source, e.target, e.type, e.confidence) for e in engine.store.edges()}
+    again = engine.index([folder])
+    assert (again.documents_unchanged, again.documents_indexed, again.propositions_added) == (5, 0, 0)
+    assert {m.id for m in engine.list_memories(limit=1000)} == before
+    assert {(e.source, e.target, e.type, e.confidence) for e in engine.store.edges()} == edges_before
+
+
+def test_a_changed_document_keeps_unchanged_propositions_and_their_access_counts(
+    engine: MemoryEngine, write: Write, nlp: object, clock: ManualClock
+) -> None:
+    folder = story(write)
+    engine.index([folder])
+    kept = by_content(engine, "NordHost is a hosting company")
+    changed = by_content(engine, "was not notified")
+    engine.recall("x", strategies=["temporal"], entity_id="nordhost", top_k=5)
+    assert engine.get(kept).access_count == 1
+    write("legal/2026-03-02-change.md", CHANGE.replace("in Oslo", "in Oslo and Reykjavik")
+          + "\nThe nightly backup job completed successfully.\n")
+    clock.advance(days=1)
+    summary = engine.index([folder])
+    assert (summary.documents_indexed, summary.documents_unchanged) == (1, 4)
+    assert (summary.propositions_kept, summary.propositions_added, summary.propositions_removed) == (1, 2, 1)
+    assert engine.get(changed).access_count == 0  # kept: same id (it was never recalled)
+    assert kept not in engine.get_many([kept])  # its sentence changed: replaced
+    assert by_content(engine, "in Oslo and Reykjavik") != kept
+    by_content(engine, "The nightly backup job completed")
+
+
+def test_access_counts_survive_a_change_elsewhere_in_the_document(
+    engine: MemoryEngine, write: Write, nlp: object
+) -> None:
+    folder = story(write)
+    engine.index([folder])
+    notified = by_content(engine, "was not notified")
+    engine.recall("x", strategies=["temporal"], entity_id="meridian", top_k=100)
+    count = engine.get(notified).access_count
+    assert count == 1
+    write("legal/2026-03-02-change.md", CHANGE.replace("NordHost is a hosting company in Oslo.", ""))
+    summary = engine.index([folder])
+    assert summary.propositions_removed == 1
+    assert engine.get(notified).access_count == count  # same id, same count
+    assert not [m for m in engine.list_memories(limit=1000) if "hosting company" in m.content]
+
+
+def test_a_removed_file_is_forgotten(engine: MemoryEngine, write: Write, nlp: object) -> None:
+    folder = story(write)
+    engine.index([folder])
+    (folder / "2026-03-21-triage.json").unlink()
+    summary = engine.index([folder])
+    assert summary.documents_removed == 1 and summary.documents == 4
+    assert not [m for m in engine.list_memories(limit=1000) if "paused new backups" in m.content]
+    assert engine.stats()["vector_index"] == engine.stats()["memories"]
+
+
+def test_user_edges_survive_reindexing(engine: MemoryEngine, write: Write, nlp: object) -> None:
+    folder = story(write)
+    engine.index([folder])
+    a, b = by_content(engine, "Dana Whitfield signed"), by_content(engine, "NordHost is a hosting company")
+    engine.add_edge(a, b, "related_to", 0.7)
+    write("legal/2026-04-03-escalation.md", ESCALATION + "\nEleanor Voss opened the item.\n")
+    engine.index([folder])
+    assert any(e.type == EdgeType.RELATED_TO and e.target == b for e in engine.edges_of(a))
+
+
+def test_forget_and_list_take_an_alias(engine: MemoryEngine, write: Write, nlp: object) -> None:
+    engine.index([story(write)])
+    assert {m.entity_id for m in engine.list_memories(entity_id="sofia", limit=10)} == {"sofia lindqvist"}
+    forgotten = engine.forget(entity_id="sofia")
+    assert forgotten and not engine.list_memories(entity_id="sofia lindqvist", limit=10)
+
+
+def test_bad_files_are_skipped_with_a_reason(
+    engine: MemoryEngine, write: Write, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import config
+
+    monkeypatch.setattr(config, "INGEST_MAX_FILE_BYTES", 4096)
+    write("ok.md", "# Fine\n\nThe vendor renewed the contract.\n")
+    write("empty.txt", "")
+    write("binary.md", b"\x00\x01\x02\x03")
+    write("huge.txt", "The vendor renewed the contract. " * 200)
+    write("broken.json", "[{]")
+    write("latin.txt", "caf\xe9".encode("latin-1"))
+    summary = engine.index([write("ok.md", "# Fine\n\nThe vendor renewed the contract.\n").parent])
+    assert summary.documents_indexed == 1 and summary.propositions_added == 1
+    reasons = {s.path.split("/")[-1]: s.reason.split(" (")[0] for s in summary.skipped}
+    assert reasons == {"empty.txt": "empty file", "binary.md": "binary file", "huge.txt": "too large",
+                       "broken.json": "invalid JSON", "latin.txt": "not UTF-8 text"}
+
+
+def test_a_failure_midway_keeps_what_was_indexed_and_a_rerun_completes_it(
+    engine: MemoryEngine, write: Write, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine import config
+
+    folder = story(write)
+    monkeypatch.setattr(config, "INGEST_DOCUMENT_BATCH", 1)
+    real_write, calls = pipeline._write, []
+
+    def failing(*args: object, **kwargs: object) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        real_write(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "_write", failing)
+    with pytest.raises(OSError, match="disk full"):
+        engine.index([folder])
+    assert len(engine.list_memories(kind="document", limit=10)) == 2  # two batches committed, intact
+    monkeypatch.setattr(pipeline, "_write", real_write)
+    summary = engine.index([folder])
+    assert (summary.documents_unchanged, summary.documents_indexed) == (2, 3)
+    assert len(engine.list_memories(kind="document", limit=10)) == 5
+    contents = [m.content for m in engine.list_memories(kind="proposition", limit=1000)]
+    assert len(contents) == len(set(contents)) == summary.propositions_total
+    assert summary.edges["caused_by"] >= 2  # the edge pass ran over everything
+    assert engine.stats()["vector_index"] == engine.stats()["memories"]
+
+
+def test_a_missing_path_is_reported(engine: MemoryEngine, tmp_path: Path) -> None:
+    summary = engine.index([tmp_path / "nope"])
+    assert [s.reason for s in summary.skipped] == ["no such file or folder"]
+    assert summary.documents == 0
+
+
+def test_files_without_dates_use_their_modification_time(engine: MemoryEngine, write: Write, nlp: object) -> None:
+    path = write("notes.txt", "Notes\n\nThe vendor renewed the contract.\n")
+    os.utime(path, (1767225600, 1767225600))
+    engine.index([path])
+    (memory,) = engine.list_memories(kind="proposition", limit=10)
+    assert memory.created_at == datetime(2026, 1, 1, tzinfo=UTC)
+    assert memory.context["time_source"] == "document"
+
+
+def test_an_ambiguous_entity_name_is_a_clear_error(engine: MemoryEngine, write: Write, nlp: object) -> None:
+    write("legal/2026-05-01-hire.md", "# Hire\n\nDana Scott joined the legal team of Meridian Analytics.\n")
+    engine.index([story(write)])
+    with pytest.raises(AmbiguousEntityError) as err:
+        engine.recall("x", strategies=["temporal"], entity_id="dana", top_k=5)
+    assert "'dana scott' (person)" in str(err.value) and "'dana whitfield' (person)" in str(err.value)
+    assert engine.resolve_entity("dana w") == "dana whitfield"
+
+
+def test_a_document_the_extractor_fails_on_is_skipped_not_fatal(
+    engine: MemoryEngine, write: Write, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.ingest.analysis import OfflineExtractor
+
+    real = OfflineExtractor.analyse
+
+    def fragile(self: OfflineExtractor, documents: list, known: object = None) -> list:  # type: ignore[type-arg]
+        if any("BOOM" in b.text for d in documents for b in d.blocks):
+            raise RuntimeError("parser exploded")
+        return real(self, documents, known)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(OfflineExtractor, "analyse", fragile)
+    write("a.md", "# A\n\nThe vendor renewed the contract.\n")
+    summary = engine.index([write("b.md", "# B\n\nBOOM went the parser.\n").parent])
+    assert summary.documents_indexed == 1
+    assert [(s.path, s.reason) for s in summary.skipped] == [("docs/b.md", "could not be analysed (parser exploded)")]
