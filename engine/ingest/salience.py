@@ -4,7 +4,8 @@ An event that several documents report (same entity, same day, similar wording) 
 passing detail, and a statement that carries its own date is an event rather than background. So each
 group of restatements (from different documents) gets one canonical proposition (the explicitly dated
 one first, then the first indexed) whose importance grows with the number of documents that report it;
-the other restatements are demoted so a timeline shows the event once. Recomputed over every ingested proposition after each run.
+the other restatements are demoted so a timeline shows the event once. Recomputed over every ingested
+proposition after each run.
 """
 
 from __future__ import annotations
