@@ -33,8 +33,10 @@ run: setup sample
 	HEBBS_DATA_DIR=$(DATA_DIR) $(BIN)/streamlit run workbench/app.py --server.port $(PORT) \
 		--browser.gatherUsageStats false
 
+# CI (HEBBS_REQUIRE_BROWSER=1) must have Chromium; elsewhere the browser tests skip without it.
 browser:
-	@sh scripts/install-browser.sh
+	@sh scripts/install-browser.sh || { test -z "$$HEBBS_REQUIRE_BROWSER" && \
+		echo "warning: no Chromium: the browser tests will be skipped"; }
 
 test: setup browser
 	$(BIN)/pytest -q

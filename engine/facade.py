@@ -38,13 +38,14 @@ from engine.models import (
     MemoryKind,
     NewMemory,
     RecallResult,
+    Signals,
     Strategy,
     StrategyDetail,
 )
 from engine.recall import scoring
 from engine.recall.request import RecallRequest, build_request
 from engine.recall.strategies import STRATEGIES, Hit, RecallInputs
-from engine.store.records import MemoryRecord, RecordStore, to_micros
+from engine.store.records import MemoryRecord, RecordStore, from_micros, to_micros
 from engine.structure import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
 
 if TYPE_CHECKING:
@@ -495,7 +496,9 @@ class MemoryEngine:
         if request.seed_memory_id is not None and not self.store.existing([request.seed_memory_id]):
             raise MemoryNotFoundError(f"seed memory {request.seed_memory_id} does not exist")
         if request.entity_id is not None:
-            request = dataclasses.replace(request, entity_id=self.resolve_entity(request.entity_id))
+            resolved = self.resolve_entity(request.entity_id)
+            if resolved != request.entity_id:
+                request = dataclasses.replace(request, entity_id=resolved)
         cue_embedding = self._embed([request.cue])[0] if request.needs_cue_embedding else None
         cue_features: tuple[str, ...] = ()
         if Strategy.ANALOGICAL in request.strategies:
@@ -515,8 +518,7 @@ class MemoryEngine:
             hit_lists = [STRATEGIES[request.strategies[0]](inputs)]
         else:
             hit_lists = list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), request.strategies))
-        candidates = self._fuse(hit_lists)
-        results = scoring.score_candidates(candidates, request.scoring_weights, self.clock.now(), request.top_k)
+        results = self._rank(hit_lists, request.scoring_weights, request.top_k)
         if request.strategies == (Strategy.TEMPORAL,):
             # A timeline is read in the order things happened.
             results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
@@ -528,6 +530,40 @@ class MemoryEngine:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
             return self._pool
+
+    def _rank(self, hit_lists: Sequence[list[Hit]], weights: scoring.ScoringWeights, top_k: int) -> list[RecallResult]:
+        """Fuse, score and cut to top_k, reading whole memories for the winners only.
+
+        The same as `score_candidates(self._fuse(hit_lists), ...)`, but a candidate's score needs just its
+        importance, created_at and access_count: a temporal pool of hundreds is scored from those and only the
+        top_k are read and parsed in full.
+        """
+        best: dict[str, float] = {}
+        details: dict[str, list[StrategyDetail]] = {}
+        for hits in hit_lists:
+            for h in hits:
+                best[h.id] = max(best.get(h.id, 0.0), h.relevance)
+                details.setdefault(h.id, []).append(h.detail)
+        now = self.clock.now()
+        inputs = self.store.score_inputs(list(best))  # drops anything forgotten meanwhile
+        ranked = []
+        for i, relevance in best.items():
+            if i in inputs:
+                importance, created_us, access_count = inputs[i]
+                created = from_micros(created_us)
+                assert created is not None
+                rel = scoring.clamp01(relevance)
+                rec, reinf = scoring.recency(created, now), scoring.reinforcement(access_count)
+                score = scoring.composite_of(rel, rec, importance, reinf, weights)
+                ranked.append((scoring.sort_key(score, rel, created, i), score, (rel, rec, importance, reinf), i))
+        ranked.sort(key=lambda r: r[0])
+        winners = ranked[:top_k]
+        memories = self.store.get_many([i for *_, i in winners])
+        return [
+            RecallResult(memories[i], score, Signals(*signals), tuple(details[i]))
+            for _, score, signals, i in winners
+            if i in memories
+        ]
 
     def _fuse(self, hit_lists: Sequence[list[Hit]]) -> list[Candidate]:
         """De-duplicate by id, keeping the highest relevance and every strategy's detail."""

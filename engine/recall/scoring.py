@@ -89,20 +89,34 @@ def reinforcement(access_count: int, cap: int = config.REINFORCEMENT_CAP) -> flo
 
 
 def signals_for(memory: Memory, relevance: float, now: datetime) -> Signals:
+    return signals_from(relevance, memory.created_at, memory.importance, memory.access_count, now)
+
+
+def signals_from(
+    relevance: float, created_at: datetime, importance: float, access_count: int, now: datetime
+) -> Signals:
+    """The signals from the few fields they need, so candidates can be ranked before they are read in full."""
     return Signals(
         relevance=clamp01(relevance),
-        recency=recency(memory.created_at, now),
-        importance=memory.importance,
-        reinforcement=reinforcement(memory.access_count),
+        recency=recency(created_at, now),
+        importance=importance,
+        reinforcement=reinforcement(access_count),
     )
 
 
 def composite(signals: Signals, weights: ScoringWeights = DEFAULT_WEIGHTS) -> float:
+    return composite_of(signals.relevance, signals.recency, signals.importance, signals.reinforcement, weights)
+
+
+def composite_of(
+    relevance: float, recency: float, importance: float, reinforcement: float, weights: ScoringWeights
+) -> float:
+    """`composite` from the four numbers, so a large candidate pool is ranked without building Signals."""
     return (
-        weights.w_relevance * signals.relevance
-        + weights.w_recency * signals.recency
-        + weights.w_importance * signals.importance
-        + weights.w_reinforcement * signals.reinforcement
+        weights.w_relevance * relevance
+        + weights.w_recency * recency
+        + weights.w_importance * importance
+        + weights.w_reinforcement * reinforcement
     )
 
 
@@ -117,8 +131,14 @@ def contributions(signals: Signals, weights: ScoringWeights = DEFAULT_WEIGHTS) -
 
 
 def _sort_key(result: RecallResult) -> tuple[float, float, timedelta, str]:
-    # Highest score first; ties broken by relevance, then newest first, then id for stability.
-    return (-result.score, -result.signals.relevance, _NEWEST_FIRST - result.memory.created_at, result.memory.id)
+    return sort_key(result.score, result.signals.relevance, result.memory.created_at, result.memory.id)
+
+
+def sort_key(
+    score: float, relevance: float, created_at: datetime, memory_id: str
+) -> tuple[float, float, timedelta, str]:
+    """Highest score first; ties broken by relevance, then newest first, then id for stability."""
+    return (-score, -relevance, _NEWEST_FIRST - created_at, memory_id)
 
 
 def score_candidates(

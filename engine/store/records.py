@@ -250,6 +250,17 @@ class RecordStore:
                 found[row[0]] = _row_to_memory(row)
         return found
 
+    def score_inputs(self, ids: Sequence[str]) -> dict[str, tuple[float, int, int]]:
+        """(importance, created_at in microseconds, access_count) of the given memories that exist: what the
+        composite score needs, without reading and parsing whole memories."""
+        found: dict[str, tuple[float, int, int]] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT id, importance, created_at, access_count FROM memories WHERE id IN ({marks})"
+            for r in self._query(sql, chunk):
+                found[r[0]] = (r[1], r[2], r[3])
+        return found
+
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         rows = self._query(f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,))
         if not rows:

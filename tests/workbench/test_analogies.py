@@ -1,0 +1,55 @@
+"""Analogies: analogs with their structures beside the cue's, and what embedding and structure contributed."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.workbench.conftest import MakeApp, Store
+from tests.workbench.helpers import plain, table
+
+CUE = "We rushed the release and skipped testing because of a deadline, and it failed."
+
+
+def find(at: AppTest, cue: str, alpha: float) -> AppTest:
+    at.text_area(key="ana_cue").set_value(cue)
+    at.slider(key="ana_alpha").set_value(alpha)
+    return at.button(key="ana_run").click().run()
+
+
+def test_structure_only_analogs_share_the_cues_shape(
+    make_app: MakeApp, seeded_store: Store
+) -> None:
+    path, ids = seeded_store
+    at = find(make_app(path, "analogies"), CUE, 0.0)
+    assert not at.exception and not at.error
+    frame = table(at, "ana_table")
+    assert len(frame) > 0
+    assert (frame["from_embedding"] == 0).all()
+    assert list(frame["relevance"]) == pytest.approx(list(frame["from_structure"]), abs=1e-3)
+    top = frame.iloc[0]
+    assert top["structural_similarity"] > 0 and "cause:omission" in top["shared_structure"]
+    # the Helix release (no words in common with "launch") is found for its shape: haste + omission
+    assert ids["helix_release"] in set(frame["id"])
+    side_by_side = table(at, f"ana_structure_{top['id']}")
+    assert list(side_by_side.columns) == ["role", "cue", "memory", "shared"]
+    cause = side_by_side[side_by_side["role"] == "cause"].iloc[0]
+    assert "omission" in cause["cue"] and "omission" in cause["memory"] and "omission" in cause["shared"]
+    described = at.markdown[0].value
+    assert described.startswith("**The cue's structure:**") and "cause\\: " in described and "omission" in described
+
+
+def test_alpha_one_is_embedding_only(make_app: MakeApp, seeded_store: Store) -> None:
+    path, _ = seeded_store
+    at = find(make_app(path, "analogies"), CUE, 1.0)
+    frame = table(at, "ana_table")
+    assert (frame["from_structure"] == 0).all()
+    assert list(frame["relevance"]) == pytest.approx(list(frame["from_embedding"]), abs=1e-3)
+    assert list(frame["score"]) == sorted(frame["score"], reverse=True)
+
+
+def test_an_empty_cue_is_a_readable_error(make_app: MakeApp, seeded_store: Store) -> None:
+    path, _ = seeded_store
+    at = find(make_app(path, "analogies"), "   ", 0.5)
+    assert not at.exception
+    assert "non-empty cue is required" in plain(at.error[0].value)

@@ -1,0 +1,277 @@
+"""End to end in a real headless Chromium: the workbench over an indexed store, every page, untrusted content.
+
+Chromium is the Debian package (`scripts/install-browser.sh`), driven by Playwright through
+`executable_path`; no browser is ever downloaded. Screenshots go to artifacts/screenshots/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from playwright.sync_api import Dialog, Page, Request, sync_playwright
+
+from tests.workbench.conftest import APP, XSS, Store
+
+pytestmark = pytest.mark.browser
+
+ROOT = APP.parents[1]
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+START_TIMEOUT = 120  # seconds for the server to answer its health check
+RUN_TIMEOUT_MS = 120_000  # a page run may load the embedding model
+
+
+def chromium_path() -> str:
+    """The Debian chromium; skip (or fail, when CI requires the browser) if it is missing."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        message = "chromium is not installed (run scripts/install-browser.sh)"
+        if os.environ.get("HEBBS_REQUIRE_BROWSER") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    xss_id: str
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return chromium_path()
+
+
+@pytest.fixture(scope="module")
+def server(chromium: str, sample_store: Store, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`streamlit run workbench/app.py` on a free loopback port, over a copy of the store indexed from sample_data."""
+    path, ids = sample_store
+    store = tmp_path_factory.mktemp("browser") / "data"
+    shutil.copytree(path, store)  # the app gets its own copy: one process per embedded Chroma directory
+    port = free_port()
+    log = (tmp_path_factory.getbasetemp() / "streamlit.log").open("w")
+    env = {**os.environ, "HEBBS_DATA_DIR": str(store)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not start (exit code {proc.poll()}); see {log.name}")
+            time.sleep(0.3)
+        yield Server(url, ids["xss"])
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@dataclass
+class Browser:
+    page: Page
+    dialogs: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str, server: Server) -> Iterator[Browser]:
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        page = instance.new_page(viewport={"width": 1400, "height": 1000})
+        state = Browser(page)
+
+        def on_dialog(dialog: Dialog) -> None:
+            state.dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        def on_request(request: Request) -> None:
+            url = request.url
+            if url.startswith(("http:", "https:", "ws:", "wss:")) and not url.startswith(
+                (server.url, server.url.replace("http", "ws"))
+            ):
+                state.outside.append(url)
+
+        page.on("dialog", on_dialog)
+        page.on("request", on_request)
+        yield state
+        instance.close()
+
+
+def open_page(browser: Browser, server: Server, path: str, ready_text: str) -> Page:
+    """Load a page, wait until the script has run and `ready_text` shows, and check for exception boxes."""
+    page = browser.page
+    page.goto(f"{server.url}/{path}")
+    page.get_by_text(ready_text).first.wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    return page
+
+
+def settle(page: Page) -> None:
+    """Wait for the current script run to finish."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"]')",
+        timeout=RUN_TIMEOUT_MS,
+    )
+    page.wait_for_timeout(400)
+
+
+def shown_as_text(page: Page) -> bool:
+    """The untrusted content is on screen verbatim, as the text of an element (not parsed as markup)."""
+    element = page.locator('[data-testid="stText"]').filter(has_text=XSS).first
+    return element.is_visible() and element.text_content() == XSS
+
+
+def assert_healthy(browser: Browser, name: str) -> None:
+    page = browser.page
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    assert page.locator('[data-testid="stException"]').count() == 0, name
+    assert page.locator('[data-testid="stAlertContentError"]').count() == 0, name
+    assert page.locator('img[src="x"]').count() == 0, name
+    assert browser.dialogs == [], name
+    assert browser.outside == [], f"{name}: requests left the machine: {browser.outside[:5]}"
+
+
+def test_recall_lab(browser: Browser, server: Server) -> None:
+    page = open_page(browser, server, "", "Type a cue in the sidebar")
+    page.get_by_label("Cue").fill("why did the launch fail")
+    page.get_by_label("Cue").press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Recall").click()
+    page.get_by_text("Score breakdown").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_text("Strategy details").is_visible()
+    assert page.get_by_text("0.20·importance").is_visible()
+    slider = page.locator('.st-key-lab_w_importance input[type="range"]')
+    slider.focus()
+    for _ in range(4):
+        slider.press("ArrowRight")
+    page.get_by_text("0.40·importance").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_text("Preset: custom").is_visible()
+    assert_healthy(browser, "recall_lab")
+
+
+def test_timeline(browser: Browser, server: Server) -> None:
+    page = open_page(browser, server, "timeline", "Selected memory")
+    # the newest memory (the untrusted one) is selected: its content shows as text, verbatim
+    assert shown_as_text(page)
+    where = page.evaluate(
+        """(id) => { const gd = document.querySelector('.js-plotly-plot');
+             for (let t = 0; t < gd.data.length; t++) {
+               const i = gd.data[t].customdata.findIndex(c => c[0] === id);
+               if (i >= 0) { return [t, i]; } }
+             return null; }""",
+        server.xss_id,
+    )
+    assert where is not None
+    trace, index = where
+    point = page.locator(".js-plotly-plot .subplot.xy .scatterlayer .trace").nth(trace).locator("path.point").nth(index)
+    point.hover(force=True)
+    hover = page.locator(".js-plotly-plot .hoverlayer .hovertext")
+    hover.first.wait_for(timeout=10_000)
+    hovered = hover.first.text_content() or ""
+    assert XSS in hovered  # the hover box shows the content as text
+    assert_healthy(browser, "timeline")
+
+
+def test_causal_graph(browser: Browser, server: Server) -> None:
+    page = open_page(browser, server, "causal_graph", "Memories reached")
+    frame_element = page.locator('iframe[title="Causal graph around the seed memory"]')
+    frame_element.wait_for(timeout=RUN_TIMEOUT_MS)
+    frame = frame_element.element_handle().content_frame()
+    assert frame is not None
+    frame.wait_for_selector('#mynetwork[data-ready="true"]', timeout=RUN_TIMEOUT_MS)
+    assert frame.evaluate("window.hebbsNetwork.body.data.nodes.length") >= 2
+    # the seed is the untrusted memory: its label is drawn as text, and its tooltip is a text node
+    label = frame.evaluate("(id) => window.hebbsNetwork.body.nodes[id].labelModule.lines[0].blocks[0].text",
+                           server.xss_id)
+    assert label == XSS
+    spot = frame.evaluate(
+        "(id) => { const n = window.hebbsNetwork; return n.canvasToDOM(n.getPositions([id])[id]); }", server.xss_id
+    )
+    box = frame_element.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + spot["x"], box["y"] + spot["y"])
+    tooltip = frame.locator("div.vis-tooltip")
+    tooltip.wait_for(state="visible", timeout=10_000)
+    assert tooltip.inner_text().startswith(XSS)
+    assert frame.locator("div.vis-tooltip img").count() == 0
+    assert frame.locator('img[src="x"]').count() == 0
+    assert frame.evaluate("Array.from(document.scripts).filter(s => s.src).length") == 0  # all inline
+    assert_healthy(browser, "causal_graph")
+
+
+def test_analogies(browser: Browser, server: Server) -> None:
+    page = open_page(browser, server, "analogies", "Describe a situation")
+    page.get_by_label("Cue").fill("We rushed the launch and skipped testing, and it failed.")
+    page.get_by_role("button", name="Find analogies").click()
+    page.get_by_text("Structures side by side").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_text("The cue's structure:").is_visible()
+    assert_healthy(browser, "analogies")
+
+
+def test_memories(browser: Browser, server: Server) -> None:
+    page = open_page(browser, server, "memories", "newest first")
+    # the newest memory is the untrusted one: first row of the table, selected, its content shown as text
+    assert shown_as_text(page)
+    table = page.locator('[data-testid="stDataFrame"]').first
+    assert table.is_visible()
+    cells = table.locator("td").filter(has_text=XSS)  # the grid's accessible copy of its cells
+    cells.first.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    assert cells.first.text_content() == XSS
+    page.get_by_role("tab", name="Forget").click()
+    page.get_by_role("button", name="Forget this memory…").click()
+    page.get_by_text("This cannot be undone").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_text("This cannot be undone").wait_for(state="detached", timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_role("button", name="Forget this memory…").is_visible()
+    assert cells.first.text_content() == XSS  # still there: nothing was forgotten
+    assert_healthy(browser, "memories")
+
+
+def test_ingest(browser: Browser, server: Server) -> None:
+    page = open_page(browser, server, "ingest", "Index the sample data")
+    assert page.get_by_text("memories").first.is_visible()
+    assert_healthy(browser, "ingest")

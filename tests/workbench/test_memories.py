@@ -1,0 +1,127 @@
+"""Memories: filter the table, add a memory with edges, revise one, forget one after a confirmation."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from engine.errors import MemoryNotFoundError
+from engine.models import MemoryKind
+from tests.workbench.conftest import MakeApp, Store, open_engine
+from tests.workbench.helpers import plain, table
+
+
+def shown_ids(at: AppTest) -> list[str]:
+    return list(at.dataframe[0].value["id"])  # the memories table is the page's only top-level dataframe
+
+
+@pytest.fixture
+def page(make_app: MakeApp, scratch_store: Store) -> tuple[AppTest, dict]:
+    path, ids = scratch_store
+    return make_app(path, "memories"), ids
+
+
+def test_filters(page: tuple[AppTest, dict]) -> None:
+    at, ids = page
+    assert len(shown_ids(at)) == 24
+    at.selectbox(key="mem_entity").set_value("ledgerly").run()
+    ledgerly = ("ledgerly_creds", "ledgerly_outage", "ledgerly_storm", "ledgerly_pm")
+    assert set(shown_ids(at)) == {ids[k] for k in ledgerly}
+    at.slider(key="mem_min_importance").set_value(0.8).run()
+    assert set(shown_ids(at)) == {ids["ledgerly_outage"], ids["ledgerly_pm"]}
+    at.selectbox(key="mem_entity").set_value("(all)")
+    at.slider(key="mem_min_importance").set_value(0.0)
+    at.selectbox(key="mem_kind").set_value("insight").run()
+    assert shown_ids(at) == [ids["lesson"]]
+    at.selectbox(key="mem_kind").set_value("(all)")
+    at.date_input(key="mem_dates").set_value((date(2026, 7, 1),)).run()
+    assert shown_ids(at) == [ids["atlas_relaunch"]]
+    assert not at.exception and not at.error
+
+
+def test_add_a_memory_with_edges(page: tuple[AppTest, dict], scratch_store: Store) -> None:
+    at, ids = page
+    at.text_area(key="mem_add_content").set_value("Atlas support hired two extra agents after the refunds.")
+    at.text_input(key="mem_add_entity").set_value("atlas-launch")
+    at.multiselect(key="mem_add_targets").set_value([ids["atlas_refunds"], ids["atlas_crash"]])
+    at.selectbox(key="mem_add_edge_type").set_value("caused_by")
+    at.slider(key="mem_add_confidence").set_value(0.8)
+    at.button(key="mem_add_submit").click().run()
+    assert not at.exception and not at.error
+    assert "Added memory" in at.success[0].value
+    new_id = at.selectbox(key="mem_selected").value
+    assert new_id not in ids.values()
+    assert shown_ids(at)[0] == new_id  # newest first
+    edges = table(at, "mem_edges")
+    assert set(edges["other_id"]) == {ids["atlas_refunds"], ids["atlas_crash"]}
+    assert set(edges["type"]) == {"caused_by"} and set(edges["confidence"]) == {0.8}
+    stored = open_engine(scratch_store[0]).get(new_id)
+    assert stored.entity_id == "atlas-launch" and stored.content.startswith("Atlas support hired")
+    assert at.text_area(key="mem_add_content").value == ""  # the form is cleared for the next one
+
+
+def test_adding_invalid_context_is_a_readable_error(page: tuple[AppTest, dict]) -> None:
+    at, _ = page
+    at.text_area(key="mem_add_content").set_value("Something happened.")
+    at.text_input(key="mem_add_context").set_value("{not json")
+    at.button(key="mem_add_submit").click().run()
+    assert not at.exception
+    assert "context is not valid JSON" in plain(at.error[0].value)
+    assert len(shown_ids(at)) == 24
+    assert at.text_area(key="mem_add_content").value == "Something happened."  # nothing lost
+
+
+def test_revise_a_memory(page: tuple[AppTest, dict], scratch_store: Store) -> None:
+    at, ids = page
+    engine = open_engine(scratch_store[0])
+    at.selectbox(key="mem_selected").set_value(ids["acme_won"]).run()
+    assert (at.text_area(key="mem_revise_content").value or "").startswith("Acme Corp signed")
+    at.text_area(key="mem_revise_content").set_value("Acme Corp signed a three-year contract; the deal was won.")
+    at.slider(key="mem_revise_importance").set_value(0.95)
+    at.button(key="mem_revise_submit").click().run()
+    assert not at.exception and not at.error
+    assert "Revised" in at.success[0].value
+    revised = engine.get(ids["acme_won"])
+    assert revised.content.startswith("Acme Corp signed a three-year") and revised.importance == 0.95
+    assert len(engine.list_memories(kind=MemoryKind.REVISION)) == 1
+    assert (at.text_area(key="mem_revise_content").value or "").startswith("Acme Corp signed a three-year")
+
+
+def test_forget_asks_for_a_confirmation(page: tuple[AppTest, dict], scratch_store: Store) -> None:
+    at, ids = page
+    engine = open_engine(scratch_store[0])
+    target = ids["globex_lost"]
+    at.selectbox(key="mem_selected").set_value(target).run()
+    at.button(key="mem_forget").click().run()
+    assert "cannot be undone" in at.warning[0].value
+    assert engine.get(target)  # nothing forgotten yet
+    at.button(key="mem_forget_cancel").click().run()
+    assert not at.warning and engine.get(target)
+
+    at.button(key="mem_forget").click().run()
+    at.button(key="mem_forget_confirm").click().run()
+    assert not at.exception and not at.error
+    assert "Forgot" in at.success[0].value
+    with pytest.raises(MemoryNotFoundError):
+        engine.get(target)
+    assert target not in shown_ids(at)
+    assert len(shown_ids(at)) == 23
+
+
+def test_a_row_click_selects_the_memory(page: tuple[AppTest, dict]) -> None:
+    at, _ = page
+    row = 3
+    at.session_state["mem_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert at.selectbox(key="mem_selected").value == shown_ids(at)[row]
+
+
+def test_add_a_memory_to_an_empty_store(make_app: MakeApp, empty_store: Path) -> None:
+    at = make_app(empty_store, "memories")
+    at.text_area(key="mem_add_content").set_value("The very first memory.")
+    at.button(key="mem_add_submit").click().run()
+    assert not at.exception and not at.error
+    assert len(shown_ids(at)) == 1

@@ -1,0 +1,236 @@
+"""The causal graph view: the memories a causal recall reaches from a seed, drawn with pyvis.
+
+The HTML is self-contained (vis-network inlined from the pyvis package, no CDN). Every piece of text that
+reaches it (node labels, node and edge tooltips) is HTML-escaped in Python; the page's own script decodes
+it exactly once, as RCDATA, into plain text: vis-network draws labels on a canvas and tooltips get a text
+node, so no memory content is ever parsed as markup. Memory content is untrusted input.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyvis
+from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader
+from pyvis.network import Network
+
+from engine import Edge, EdgeType, Memory, MemoryEngine, build_request
+from engine.models import Strategy, iso
+from workbench.views import snippet
+
+EDGE_COLOURS: dict[str, str] = {
+    EdgeType.CAUSED_BY.value: "#E45756",
+    EdgeType.FOLLOWED_BY.value: "#4C78A8",
+    EdgeType.RELATED_TO.value: "#72B7B2",
+    EdgeType.ENTITY_RELATION.value: "#54A24B",
+    EdgeType.PROPOSITION_OF.value: "#EECA3B",
+    EdgeType.REVISED_FROM.value: "#9D9D9D",
+    EdgeType.CONTRADICTS.value: "#B279A2",
+}
+SEED_COLOUR = "#F2B701"
+NODE_COLOUR = "#97C2FC"
+PATH_COLOUR = "#D62728"
+GRAPH_HEIGHT_PX = 600
+
+_PYVIS_TEMPLATES = Path(pyvis.__file__).resolve().parent / "templates"
+
+# Our own page (pyvis's default template pulls bootstrap from a CDN and, when a title contains "href",
+# writes titles into the page with innerHTML). vis-network and its CSS are included inline.
+_TEMPLATE = """<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<style>{% include 'lib/vis-9.1.2/vis-network.css' %}</style>
+<script type="text/javascript">{% include 'lib/vis-9.1.2/vis-network.min.js' %}</script>
+<style>
+  html, body { margin: 0; padding: 0; font-family: "Source Sans Pro", sans-serif; }
+  #mynetwork { width: {{ width }}; height: {{ height }}; background-color: {{ bgcolor }};
+               border: 1px solid #e6e6e6; border-radius: 6px; box-sizing: border-box; }
+  .hebbs-tip { white-space: pre-wrap; max-width: 420px; font-size: 13px; line-height: 1.35; }
+</style>
+</head>
+<body>
+<div id="mynetwork" data-ready="false"></div>
+<script type="text/javascript">
+  // All text arrives HTML-escaped. Decode it once, as RCDATA (a textarea never creates elements), into
+  // plain text: labels are drawn on the canvas, tooltips are text nodes.
+  function decoded(escaped) {
+    var decoder = document.createElement("textarea");
+    decoder.innerHTML = escaped;
+    return decoder.value;
+  }
+  function tooltip(escaped) {
+    var tip = document.createElement("div");
+    tip.className = "hebbs-tip";
+    tip.textContent = decoded(escaped);
+    return tip;
+  }
+  var rawNodes = {{ nodes|tojson }};
+  var rawEdges = {{ edges|tojson }};
+  [rawNodes, rawEdges].forEach(function (items) {
+    items.forEach(function (item) {
+      if (typeof item.label === "string") { item.label = decoded(item.label); }
+      if (typeof item.title === "string") { item.title = tooltip(item.title); }
+    });
+  });
+  var container = document.getElementById("mynetwork");
+  var network = new vis.Network(
+    container, { nodes: new vis.DataSet(rawNodes), edges: new vis.DataSet(rawEdges) }, {{ options|safe }}
+  );
+  network.once("stabilizationIterationsDone", function () {
+    network.setOptions({ physics: false });
+    container.setAttribute("data-ready", "true");
+  });
+  if (rawNodes.length <= 1) { container.setAttribute("data-ready", "true"); }
+  window.hebbsNetwork = network;
+</script>
+</body>
+</html>
+"""
+
+_OPTIONS = {
+    "nodes": {"font": {"multi": False, "size": 13, "face": "sans-serif"}, "borderWidth": 1},
+    "edges": {"smooth": {"type": "continuous"}, "arrows": {"to": {"enabled": True, "scaleFactor": 0.6}}},
+    "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
+    "physics": {
+        "solver": "barnesHut",
+        "barnesHut": {"gravitationalConstant": -9000, "springLength": 160, "springConstant": 0.03},
+        "stabilization": {"enabled": True, "iterations": 300},
+    },
+}
+
+_EXTERNAL = re.compile(
+    r"""<(?:script|link|img|iframe|source|embed)\b[^>]*?\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//[^"'\s>]+""",
+    re.IGNORECASE,
+)
+
+
+def escape_text(text: str) -> str:
+    """HTML-escape a label or tooltip; the page decodes it once, into plain text."""
+    return html.escape(text, quote=True)
+
+
+def external_resources(page: str) -> list[str]:
+    """Tags in an HTML page that would load something from another host (there must be none)."""
+    return [m.group(0) for m in _EXTERNAL.finditer(page)]
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A memory in the neighbourhood: how far from the seed and along which path."""
+
+    memory: Memory
+    depth: int
+    path: tuple[str, ...]
+    edge_type: str | None
+    direction: str | None
+
+
+@dataclass
+class Neighbourhood:
+    """What a causal recall reaches from a seed, and the stored edges among those memories."""
+
+    seed: str
+    nodes: dict[str, Reached] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+
+    def path_to(self, memory_id: str) -> tuple[str, ...]:
+        node = self.nodes.get(memory_id)
+        return node.path if node else ()
+
+
+def neighbourhood(
+    engine: MemoryEngine,
+    seed: str,
+    max_depth: int,
+    edge_types: Collection[str] | None = None,
+    limit: int = 100,
+) -> Neighbourhood:
+    """Walk the stored edges from `seed` with the engine's causal recall (not counted as a recall)."""
+    request = build_request(
+        "",
+        strategies=[Strategy.CAUSAL],
+        seed_memory_id=seed,
+        max_depth=max_depth,
+        edge_types=None if edge_types is None else list(edge_types),
+        top_k=limit,
+    )
+    result = Neighbourhood(seed)
+    for r in engine.retrieve(request):
+        detail = next(d.to_dict() for d in r.strategy_details if d.strategy == Strategy.CAUSAL)
+        result.nodes[r.memory.id] = Reached(
+            r.memory, int(detail["depth"]), tuple(detail["path"]), detail.get("edge_type"), detail.get("direction")
+        )
+    allowed = None if edge_types is None else set(edge_types)
+    seen: set[tuple[str, str, str]] = set()
+    for memory_id in sorted(result.nodes, key=lambda i: (result.nodes[i].depth, i)):
+        for e in engine.edges_of(memory_id):
+            key = (e.source, e.target, e.type.value)
+            if key in seen or e.source not in result.nodes or e.target not in result.nodes:
+                continue
+            if allowed is not None and e.type.value not in allowed:
+                continue
+            seen.add(key)
+            result.edges.append(e)
+    return result
+
+
+def path_edges(path: Sequence[str]) -> set[frozenset[str]]:
+    """The unordered pairs of consecutive memories on a path."""
+    return {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
+
+
+def graph_html(nb: Neighbourhood, highlight: Sequence[str] = (), height_px: int = GRAPH_HEIGHT_PX) -> str:
+    """A self-contained HTML page drawing the neighbourhood; `highlight` is a path of ids to emphasise."""
+    net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff")
+    on_path = set(highlight)
+    pairs = path_edges(highlight)
+    for memory_id, node in sorted(nb.nodes.items(), key=lambda item: (item[1].depth, item[0])):
+        m = node.memory
+        is_seed = memory_id == nb.seed
+        title = "\n".join(
+            [
+                m.content,
+                "",
+                f"{'seed · ' if is_seed else ''}depth {node.depth}"
+                + (f" · via {node.edge_type} ({node.direction})" if node.edge_type else ""),
+                f"{m.entity_id or 'no entity'} · {m.kind.value} · {iso(m.created_at)}",
+                m.id,
+            ]
+        )
+        colour = SEED_COLOUR if is_seed else NODE_COLOUR
+        net.add_node(
+            memory_id,
+            label=escape_text(snippet(m.content, 36)),
+            title=escape_text(title),
+            color={"background": colour, "border": PATH_COLOUR if memory_id in on_path else "#2B7CE9"},
+            borderWidth=4 if memory_id in on_path else 1,
+            size=14 + 16 * m.importance + (6 if is_seed else 0),
+            shape="star" if is_seed else "dot",
+        )
+    for e in nb.edges:
+        highlighted = frozenset((e.source, e.target)) in pairs
+        colour = EDGE_COLOURS.get(e.type.value, "#888888")
+        net.add_edge(
+            e.source,
+            e.target,
+            title=escape_text(f"{e.type.value} · confidence {e.confidence:.2f}"),
+            color={"color": colour, "highlight": colour, "hover": colour},
+            width=5 if highlighted else 1.5,
+            dashes=bool(pairs) and not highlighted,
+        )
+    net.options = _OPTIONS
+    net.templateEnv = Environment(
+        loader=ChoiceLoader([DictLoader({"hebbs_graph.html": _TEMPLATE}), FileSystemLoader(str(_PYVIS_TEMPLATES))]),
+        autoescape=False,
+    )
+    net.path = "hebbs_graph.html"
+    page = net.generate_html()
+    leaks = external_resources(page)
+    if leaks:  # the graph must work offline; never ship a page that needs a CDN
+        raise RuntimeError(f"graph page would load external resources: {leaks[:3]}")
+    return page

@@ -1,0 +1,79 @@
+"""Analogies: memories shaped like the cue (same causes, actions, outcomes) even when the words differ."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine import MemoryEngine, RecallResult, build_request, config
+from engine.models import Strategy
+from workbench import views
+from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
+
+
+def run(engine: MemoryEngine, cue: str, alpha: float, top_k: int) -> None:
+    """One counted analogical recall; the cue's structure is kept alongside its results."""
+    request = attempt(build_request, cue, strategies=[Strategy.ANALOGICAL], analogical_alpha=alpha, top_k=top_k,
+                      action="Invalid request")
+    if request is None:
+        return
+    with st.spinner(RECALLING):
+        results = attempt(engine.recall, request, action="Recall failed")
+        structure = attempt(engine.analyze, cue, action="Could not analyse the cue")
+    if results is not None and structure is not None:
+        st.session_state["ana_results"] = results
+        st.session_state["ana_cue_structure"] = structure
+        st.session_state["ana_ran"] = {"cue": cue, "alpha": alpha}
+
+
+def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict) -> None:
+    ran = st.session_state.get("ana_ran", {})
+    cue = views.md_escape(ran.get("cue", ""))
+    st.caption(f"Analogs of “{cue}” with alpha = {ran.get('alpha', 0.5):.2f}: relevance = "
+               "alpha × embedding similarity + (1 − alpha) × structural similarity; ranked by the composite score "
+               "(default weights), as a recall ranks them.")
+    roles = views.structure_roles(cue_structure)
+    described = " · ".join(f"{r}: {', '.join(v)}" for r, v in roles.items())
+    st.markdown("**The cue's structure:** "
+                + (views.md_escape(described) or "none found (try words about actions, causes and outcomes)"))
+    frame = views.analogy_frame(results)
+    show_table(frame, "ana_table")
+    st.subheader("Where each analog's relevance comes from")
+    st.plotly_chart(views.analogy_figure(frame, [r.memory.content for r in results]), key="ana_bars",
+                    width="stretch")
+    st.subheader("Structures side by side")
+    for row, r in zip(frame.itertuples(), results, strict=True):
+        with st.expander(f"#{row.rank} · {views.md_snippet(r.memory.content, 90)}"):
+            st.text(r.memory.content)
+            structure = attempt(engine.structure_of, r.memory.id, action="Could not read the structure")
+            if structure is not None:
+                show_table(views.structure_comparison(cue_structure, structure), f"ana_structure_{r.memory.id}")
+            st.caption(f"embedding similarity {row.embedding_similarity:.3f} (contributes {row.from_embedding:.3f})"
+                       f" · structural similarity {row.structural_similarity:.3f} (contributes "
+                       f"{row.from_structure:.3f})")
+
+
+def main() -> None:
+    st.title("Analogies")
+    engine = current_engine()
+    require_memories(engine)
+    sb = st.sidebar
+    cue = sb.text_area("Cue", key="ana_cue", placeholder="e.g. we rushed the launch and skipped testing, "
+                       "and it failed")
+    alpha = sb.slider("Alpha (0 = structure only, 1 = embedding only)", 0.0, 1.0, config.DEFAULT_ANALOGICAL_ALPHA,
+                      step=0.05, key="ana_alpha")
+    top_k = sb.number_input("top_k", 1, 100, config.DEFAULT_TOP_K, key="ana_top_k")
+    if sb.button("Find analogies", type="primary", key="ana_run", width="stretch"):
+        run(engine, cue, alpha, int(top_k))
+    results = st.session_state.get("ana_results")
+    if results is None:
+        st.info("Describe a situation in the sidebar (what was done, why, how it ended) and press **Find "
+                "analogies**. Move alpha towards 0 to match on structure alone.", icon=":material/lightbulb:")
+        return
+    if not results:
+        st.info("No analogs found: describe the situation's actions, causes and outcomes, or raise alpha.",
+                icon=":material/search:")
+        return
+    show(engine, results, st.session_state.get("ana_cue_structure", {}))
+
+
+main()

@@ -1,0 +1,133 @@
+"""Causal graph: the stored edges around a seed memory, with the path from the seed to a chosen memory."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from engine import MemoryEngine, build_request, config
+from engine.models import EdgeType, MemoryKind
+from workbench import graph, views
+from workbench.session import RECALLING, attempt, current_engine, memory_label, require_memories, show_table
+
+NO_TARGET = ""
+SEARCH_RESULTS = 15
+RECENT = 30
+
+
+def seed_options(engine: MemoryEngine) -> list[str]:
+    """Seeds to pick from: search results, else the recall lab's results and the newest memories."""
+    query = st.sidebar.text_input("Find a seed", key="graph_search", placeholder="search memories…").strip()
+    if query:
+        request = attempt(build_request, query, top_k=SEARCH_RESULTS, action="Invalid search")
+        with st.spinner(RECALLING):
+            found = attempt(engine.retrieve, request, action="Search failed") if request else None
+        ids = [r.memory.id for r in found or []]
+        if not ids:
+            st.sidebar.caption("No match: try other words.")
+        return ids
+    ids = list(st.session_state.get("lab_ranked_ids", []))
+    recent = attempt(engine.list_memories, limit=RECENT * 2, action="Could not list memories") or []
+    ids += [m.id for m in recent if m.kind != MemoryKind.REVISION][:RECENT]
+    return list(dict.fromkeys(ids))
+
+
+def main() -> None:
+    st.title("Causal graph")
+    engine = current_engine()
+    require_memories(engine)
+    options = seed_options(engine)
+    query = st.session_state.get("graph_search", "").strip()
+    if query != st.session_state.get("graph_search_ran", ""):
+        st.session_state["graph_search_ran"] = query
+        if options:  # a new search: start from its best match
+            st.session_state["graph_seed"] = options[0]
+    labels = attempt(engine.get_many, options, action="Could not read memories") or {}
+    options = [i for i in options if i in labels]
+    if not options:
+        st.info("Search for a memory in the sidebar to start the graph from it.", icon=":material/west:")
+        return
+    if st.session_state.get("graph_seed") not in options:
+        st.session_state["graph_seed"] = options[0]
+    seed = st.sidebar.selectbox("Seed", options, key="graph_seed",
+                                format_func=lambda i: memory_label(i, labels[i].content, 50),
+                                help="Search results, the recall lab's last results, or the newest memories.")
+    depth = st.sidebar.slider("Depth", 1, config.MAX_DEPTH_CAP, 2, key="graph_depth")
+    all_types = [t.value for t in EdgeType]
+    types = st.sidebar.multiselect("Edge types", all_types, default=all_types, key="graph_edge_types")
+    limit = st.sidebar.number_input("Max memories", 2, 500, 100, key="graph_limit")
+    if not types:
+        st.info("Pick at least one edge type in the sidebar.", icon=":material/west:")
+        return
+    nb = attempt(graph.neighbourhood, engine, seed, depth, None if len(types) == len(all_types) else types,
+                 int(limit), action="Could not walk the graph")
+    if nb is None:
+        return
+    others = sorted((i for i in nb.nodes if i != seed), key=lambda i: (nb.nodes[i].depth, i))
+    if st.session_state.get("graph_target") not in [NO_TARGET, *others]:
+        st.session_state["graph_target"] = NO_TARGET
+    target = st.sidebar.selectbox(
+        "Highlight the path to", [NO_TARGET, *others], key="graph_target",
+        format_func=lambda i: "(none)" if i == NO_TARGET else
+        f"depth {nb.nodes[i].depth} · {memory_label(i, nb.nodes[i].memory.content, 44)}",
+    )
+    path = nb.path_to(target) if target else ()
+
+    st.caption(f"Seed: {views.md_snippet(nb.nodes[seed].memory.content, 140)}")
+    if not nb.edges:
+        st.info("This memory has no edges of the chosen types within this depth: pick another seed, more edge "
+                "types or a larger depth.", icon=":material/search:")
+    page = attempt(graph.graph_html, nb, path, action="Could not draw the graph")
+    if page is not None:
+        st.iframe(page, height=graph.GRAPH_HEIGHT_PX + 12, alt="Causal graph around the seed memory")
+    legend(sorted({e.type.value for e in nb.edges}))
+    if path:
+        st.subheader("Path from the seed")
+        show_table(path_frame(nb, path), "graph_path")
+    st.subheader(f"Memories reached ({len(nb.nodes)})")
+    show_table(nodes_frame(nb), "graph_nodes")
+
+
+def legend(types: list[str]) -> None:
+    """Edge colours (static, trusted text only)."""
+    if not types:
+        return
+    chips = " ".join(
+        f'<span style="display:inline-block;margin-right:14px"><span style="display:inline-block;width:22px;'
+        f'height:4px;vertical-align:middle;background:{graph.EDGE_COLOURS.get(t, "#888")}"></span> '
+        f"{html.escape(t)}</span>"
+        for t in types
+    )
+    st.html(f'<div style="font-size:0.9rem">{chips}</div>')
+
+
+def nodes_frame(nb: graph.Neighbourhood) -> pd.DataFrame:
+    rows = [
+        {
+            "depth": n.depth,
+            "via": n.edge_type or "seed",
+            "direction": n.direction or "",
+            "entity": n.memory.entity_id or "",
+            "content": views.snippet(n.memory.content, 140),
+            "id": i,
+        }
+        for i, n in sorted(nb.nodes.items(), key=lambda item: (item[1].depth, item[0]))
+    ]
+    return pd.DataFrame(rows, columns=["depth", "via", "direction", "entity", "content", "id"])
+
+
+def path_frame(nb: graph.Neighbourhood, path: tuple[str, ...]) -> pd.DataFrame:
+    rows = []
+    for step, memory_id in enumerate(path):
+        node = nb.nodes.get(memory_id)
+        if node is None:  # a revision (history) the walk passed through; not drawn
+            rows.append({"step": step, "via": "", "direction": "", "content": "(earlier revision)", "id": memory_id})
+            continue
+        rows.append({"step": step, "via": node.edge_type or "seed", "direction": node.direction or "",
+                     "content": views.snippet(node.memory.content, 140), "id": memory_id})
+    return pd.DataFrame(rows, columns=["step", "via", "direction", "content", "id"])
+
+
+main()

@@ -1,0 +1,200 @@
+"""Memories: a filterable table; add a memory with edges, revise one, forget one (after a confirmation)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import streamlit as st
+
+from engine import Memory, MemoryEngine
+from engine.models import EdgeType, MemoryKind
+from workbench import views
+from workbench.session import (
+    EMPTY_STORE_MESSAGE,
+    attempt,
+    current_engine,
+    memory_count,
+    memory_label,
+    show_table,
+)
+
+ALL = "(all)"
+NOT_REVISIONS = "(all but revisions)"
+ADD_KEYS = ("mem_add_content", "mem_add_entity", "mem_add_context", "mem_add_targets")
+NEW_KINDS = [k.value for k in MemoryKind if k != MemoryKind.REVISION]
+
+
+def flash(message: str) -> None:
+    """Show `message` after the rerun that follows a change."""
+    st.session_state["mem_flash"] = message
+    st.rerun()
+
+
+def filters(engine: MemoryEngine) -> tuple[dict, float]:
+    sb = st.sidebar
+    entities = attempt(engine.entities, action="Could not list entities") or []
+    entity = sb.selectbox("Entity", [ALL, *entities], key="mem_entity")
+    kind = sb.selectbox("Kind", [NOT_REVISIONS, ALL, *[k.value for k in MemoryKind]], key="mem_kind")
+    dates = sb.date_input("Created between", value=[], key="mem_dates")
+    min_importance = sb.slider("Minimum importance", 0.0, 1.0, 0.0, step=0.05, key="mem_min_importance")
+    limit = int(sb.number_input("Rows per page", 10, 1000, 200, step=10, key="mem_limit"))
+    page = int(sb.number_input("Page", 1, 100_000, 1, key="mem_page"))
+    days = [d for d in (dates if isinstance(dates, tuple | list) else [dates]) if isinstance(d, date)]
+    time_range = (days[0].isoformat(), days[1].isoformat() if len(days) > 1 else None) if days else None
+    query = {
+        "entity_id": None if entity == ALL else entity,
+        "kind": None if kind in (ALL, NOT_REVISIONS) else kind,
+        "time_range": time_range,
+        "limit": limit,
+        "offset": (page - 1) * limit,
+    }
+    return query, min_importance
+
+
+def sync_table_selection(shown: list[Memory]) -> None:
+    """A row clicked in the table becomes the selected memory (before the picker is drawn)."""
+    event = st.session_state.get("mem_table")
+    rows = (event or {}).get("selection", {}).get("rows", []) if isinstance(event, dict) else []
+    if rows and 0 <= rows[0] < len(shown):
+        clicked = shown[rows[0]].id
+        if clicked != st.session_state.get("mem_last_click"):
+            st.session_state["mem_last_click"] = clicked
+            st.session_state["mem_selected"] = clicked
+
+
+def add_form(engine: MemoryEngine, candidates: list[Memory]) -> None:
+    """Remember a new memory, optionally with edges to existing ones."""
+    if st.session_state.pop("mem_add_reset", False):
+        for key in ADD_KEYS:
+            st.session_state.pop(key, None)
+    labels = {m.id: m.content for m in candidates}
+    with st.form("mem_add_form"):
+        content = st.text_area("Content", key="mem_add_content")
+        left, right = st.columns(2)
+        entity = left.text_input("Entity (optional)", key="mem_add_entity")
+        kind = right.selectbox("Kind", NEW_KINDS, key="mem_add_kind")
+        importance = left.slider("Importance", 0.0, 1.0, 0.5, step=0.05, key="mem_add_importance")
+        context = right.text_input("Context (JSON object, optional)", key="mem_add_context",
+                                   placeholder='{"source": "call"}')
+        targets = st.multiselect("Edges to", list(labels), key="mem_add_targets",
+                                 format_func=lambda i: memory_label(i, labels[i], 60),
+                                 help="Memories from the table; the new memory is the edge's source.")
+        left, right = st.columns(2)
+        edge_type = left.selectbox("Edge type", [t.value for t in EdgeType], key="mem_add_edge_type")
+        confidence = right.slider("Edge confidence", 0.0, 1.0, 1.0, step=0.05, key="mem_add_confidence")
+        submitted = st.form_submit_button("Add memory", type="primary", key="mem_add_submit")
+    if submitted:
+        memory = attempt(
+            engine.remember, content, importance=importance, context=context.strip() or None,
+            entity_id=entity.strip() or None, kind=kind, edges=[(t, edge_type, confidence) for t in targets],
+            action="Could not add the memory",
+        )
+        if memory is not None:
+            st.session_state["mem_add_reset"] = True
+            st.session_state["mem_selected"] = memory.id
+            flash(f"Added memory {memory.id} with {len(targets)} edge(s).")
+
+
+def revise_form(engine: MemoryEngine, memory: Memory) -> None:
+    """Change a memory in place; its previous state is kept as a revision."""
+    if st.session_state.get("mem_revise_for") != memory.id:
+        st.session_state["mem_revise_for"] = memory.id
+        st.session_state["mem_revise_content"] = memory.content
+        st.session_state["mem_revise_importance"] = memory.importance
+        st.session_state["mem_revise_entity"] = memory.entity_id or ""
+    with st.form("mem_revise_form"):
+        content = st.text_area("Content", key="mem_revise_content")
+        left, right = st.columns(2)
+        importance = left.slider("Importance", 0.0, 1.0, step=0.05, key="mem_revise_importance")
+        entity = right.text_input("Entity", key="mem_revise_entity")
+        submitted = st.form_submit_button("Save revision", key="mem_revise_submit")
+    if submitted:
+        changes = {
+            "content": content if content != memory.content else None,
+            "importance": importance if importance != memory.importance else None,
+            "entity_id": entity.strip() if entity.strip() and entity.strip() != (memory.entity_id or "") else None,
+        }
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if not changes:
+            st.info("Nothing changed.")
+            return
+        if attempt(engine.revise, memory.id, **changes, action="Could not revise the memory") is not None:
+            st.session_state.pop("mem_revise_for", None)
+            flash(f"Revised {memory.id}: {', '.join(changes)}; the previous state is kept as a revision.")
+
+
+def forget_controls(engine: MemoryEngine, memory: Memory) -> None:
+    """Forget asks for a confirmation first."""
+    if st.session_state.get("mem_forget_pending") != memory.id:
+        if st.button("Forget this memory…", key="mem_forget"):
+            st.session_state["mem_forget_pending"] = memory.id
+            st.rerun()
+        return
+    st.warning(f"Forget “{views.md_snippet(memory.content, 80)}” and its revisions? This cannot be undone.",
+               icon=":material/delete:")
+    yes, no = st.columns(2)
+    if yes.button("Yes, forget it", type="primary", key="mem_forget_confirm"):
+        deleted = attempt(engine.forget, [memory.id], action="Could not forget the memory")
+        st.session_state.pop("mem_forget_pending", None)
+        if deleted is not None:
+            st.session_state.pop("mem_selected", None)
+            flash(f"Forgot {memory.id} ({len(deleted)} record(s) including revisions).")
+    if no.button("Cancel", key="mem_forget_cancel"):
+        st.session_state.pop("mem_forget_pending", None)
+        st.rerun()
+
+
+def details(engine: MemoryEngine, memory: Memory) -> None:
+    st.text(memory.content)
+    left, right = st.columns([2, 3])
+    with left:
+        show_table(views.memory_fields_frame(memory), "mem_fields")
+    edges = attempt(views.edges_with_neighbours, engine, memory.id, action="Could not read edges")
+    if edges is not None and len(edges):
+        with right:
+            show_table(edges, "mem_edges")
+    elif edges is not None:
+        right.caption("No edges.")
+
+
+def main() -> None:
+    st.title("Memories")
+    engine = current_engine()
+    if message := st.session_state.pop("mem_flash", None):
+        st.success(message, icon=":material/check_circle:")
+    query, min_importance = filters(engine)
+    if memory_count(engine) == 0:
+        st.info(EMPTY_STORE_MESSAGE, icon=":material/lightbulb:")
+        with st.expander("Add a memory", expanded=True):
+            add_form(engine, [])
+        return
+    found = attempt(engine.list_memories, **query, action="Could not list memories") or []
+    shown = [m for m in found if m.importance >= min_importance
+             and (st.session_state.get("mem_kind") != NOT_REVISIONS or m.kind != MemoryKind.REVISION)]
+    with st.expander("Add a memory"):
+        add_form(engine, shown)
+    if not shown:
+        st.info("No memory matches these filters: loosen them in the sidebar.", icon=":material/search:")
+        return
+    st.caption(f"{len(shown)} memories on this page, newest first. Click a row to select it.")
+    st.dataframe(views.memories_frame(shown), key="mem_table", on_select="rerun", selection_mode="single-row",
+                 hide_index=True, width="stretch",
+                 column_config={"importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
+                                                                               format="%.2f")})
+    by_id = {m.id: m for m in shown}
+    sync_table_selection(shown)
+    if st.session_state.get("mem_selected") not in by_id:
+        st.session_state["mem_selected"] = shown[0].id
+    selected = st.selectbox("Selected memory", list(by_id), key="mem_selected",
+                            format_func=lambda i: memory_label(i, by_id[i].content, 90))
+    memory = by_id[selected]
+    tab_details, tab_revise, tab_forget = st.tabs(["Details", "Revise", "Forget"])
+    with tab_details:
+        details(engine, memory)
+    with tab_revise:
+        revise_form(engine, memory)
+    with tab_forget:
+        forget_controls(engine, memory)
+
+
+main()

@@ -1,0 +1,108 @@
+"""The engine the pages talk to (one per data directory, cached), and readable errors instead of tracebacks."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import streamlit as st
+
+from engine import HebbsError, MemoryEngine, config
+from engine.embedding import SentenceTransformerEmbedder
+from workbench.views import md_escape
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# The sample corpus shipped with the repository (absent from a plain wheel install).
+SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+
+RECALLING = "Recalling… (the first recall also loads the embedding model)"
+EMPTY_STORE_MESSAGE = (
+    "No memories yet: index the sample data on the **Ingest** page (or run `make run`), "
+    "or add a memory on the **Memories** page."
+)
+
+
+@st.cache_resource(show_spinner=False)
+def get_embedder(model: str) -> SentenceTransformerEmbedder:
+    """One embedding model per process, shared by every engine and session."""
+    return SentenceTransformerEmbedder(model)
+
+
+@st.cache_resource(show_spinner="Opening the memory store…")
+def get_engine(data_dir: str) -> MemoryEngine:
+    """The facade over one data directory, shared by every session of this server."""
+    return MemoryEngine(data_dir, embedder=get_embedder(config.default_embedding_model()))
+
+
+def data_dir() -> Path:
+    """The data directory the workbench opens: `HEBBS_DATA_DIR`, else `./hebbs-data`."""
+    return config.default_data_dir().resolve()
+
+
+def current_engine() -> MemoryEngine:
+    """The engine for this app's data directory; stops the page with a readable error if it cannot open."""
+    engine = attempt(get_engine, str(data_dir()), action="Could not open the memory store")
+    if engine is None:
+        st.stop()
+    return engine
+
+
+def show_error(exc: BaseException, action: str = "") -> None:
+    """Show an error as one readable line (never a traceback); unexpected ones are also logged."""
+    prefix = f"{action}: " if action else ""
+    if isinstance(exc, HebbsError):
+        st.error(prefix + md_escape(str(exc)), icon=":material/error:")
+    else:
+        log.exception("unexpected error in the workbench", exc_info=exc)
+        st.error(f"{prefix}unexpected {type(exc).__name__}: {md_escape(str(exc))}", icon=":material/error:")
+
+
+@contextmanager
+def engine_errors(action: str = "") -> Iterator[None]:
+    """Run a block, turning any engine error into a readable message."""
+    try:
+        yield
+    except Exception as exc:  # streamlit's stop/rerun are BaseExceptions and pass through
+        show_error(exc, action)
+
+
+def attempt(fn: Callable[..., T], *args: Any, action: str = "", **kwargs: Any) -> T | None:
+    """Call `fn`; on error show a readable message and return None."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        show_error(exc, action)
+        return None
+
+
+def memory_count(engine: MemoryEngine) -> int:
+    """How many memories the store holds (0 shows the empty state)."""
+    count = attempt(lambda: engine.stats()["memories"], action="Could not read the store")
+    return count or 0
+
+
+def require_memories(engine: MemoryEngine) -> None:
+    """Stop the page with a pointer to what to do next when the store is empty."""
+    if memory_count(engine) == 0:
+        st.info(EMPTY_STORE_MESSAGE, icon=":material/lightbulb:")
+        st.page_link("pages/ingest.py", label="Go to Ingest", icon=":material/upload_file:")
+        st.stop()
+
+
+def memory_label(memory_id: str, content: str, width: int = 70) -> str:
+    """A one-line label for pickers: the start of the content and a short id."""
+    text = " ".join(content.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return f"{text}  ·  {memory_id[-8:]}"
+
+
+def show_table(frame: Any, key: str, **kwargs: Any) -> None:
+    """A read-only table inside a keyed container (display tables carry no key of their own)."""
+    with st.container(key=key):
+        st.dataframe(frame, hide_index=True, width="stretch", **kwargs)
