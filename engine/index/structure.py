@@ -6,15 +6,24 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from itertools import islice
 
 from engine.structure import feature_weight, structural_similarity
 
 
 class StructureIndex:
+    """Memories grouped by their exact feature set, with an inverted index from feature to groups.
+
+    Memories with the same features score the same against any cue, and there are far fewer distinct
+    feature sets than memories (hundreds for 100,000 memories), so a query weighs and scores groups, not
+    memories: it no longer walks posting lists of tens of thousands of ids per cue feature.
+    """
+
     def __init__(self, items: Iterable[tuple[str, Sequence[str]]] = ()) -> None:
         self._lock = threading.Lock()
         self._features: dict[str, frozenset[str]] = {}
-        self._postings: dict[str, set[str]] = defaultdict(set)
+        self._groups: dict[frozenset[str], set[str]] = {}
+        self._postings: dict[str, set[frozenset[str]]] = defaultdict(set)  # feature -> groups holding it
         for memory_id, features in items:
             self.add(memory_id, features)
 
@@ -24,8 +33,12 @@ class StructureIndex:
             fs = frozenset(features)
             if fs:
                 self._features[memory_id] = fs
-                for f in fs:
-                    self._postings[f].add(memory_id)
+                group = self._groups.get(fs)
+                if group is None:
+                    group = self._groups[fs] = set()
+                    for f in fs:
+                        self._postings[f].add(fs)
+                group.add(memory_id)
 
     def remove(self, memory_ids: Iterable[str]) -> None:
         with self._lock:
@@ -34,25 +47,39 @@ class StructureIndex:
 
     def _discard(self, memory_id: str) -> None:
         old = self._features.pop(memory_id, None)
-        for f in old or ():
-            self._postings[f].discard(memory_id)
+        if old is None:
+            return
+        group = self._groups[old]
+        group.discard(memory_id)
+        if not group:
+            del self._groups[old]
+            for f in old:
+                self._postings[f].discard(old)
 
     def features_of(self, memory_id: str) -> frozenset[str]:
         return self._features.get(memory_id, frozenset())
 
     def best_matches(self, features: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """The `limit` memories most structurally similar to `features`, best first."""
+        """The `limit` memories most structurally similar to `features`, best first.
+
+        Only memories sharing the cue's heaviest features can score well, so a pool of `5 * limit` is taken
+        by shared feature weight first (among equal weights, the more similar first), then ranked by
+        structural similarity, ties by id.
+        """
         cue = frozenset(features)
         if not cue or limit <= 0:
             return []
         with self._lock:
-            # Only memories sharing the cue's heaviest features can score well: rank by shared weight first.
-            shared: dict[str, float] = defaultdict(float)
-            for f in cue:
-                w = feature_weight(f)
-                for memory_id in self._postings.get(f, ()):
-                    shared[memory_id] += w
-            pool = sorted(shared, key=lambda m: -shared[m])[: limit * 5]
-            scored = [(m, structural_similarity(cue, self._features[m])) for m in pool]
+            groups = {g for f in cue for g in self._postings.get(f, ())}
+            weighed = sorted(
+                ((sum(feature_weight(f) for f in cue & g), structural_similarity(cue, g), g) for g in groups),
+                key=lambda x: (-x[0], -x[1]),
+            )
+            want = limit * 5
+            scored: list[tuple[str, float]] = []
+            for _, similarity, g in weighed:
+                if len(scored) >= want:
+                    break
+                scored.extend((m, similarity) for m in islice(self._groups[g], want - len(scored)))
         scored.sort(key=lambda s: (-s[1], s[0]))
         return scored[:limit]

@@ -1,0 +1,19 @@
+# Benchmarks (issue 5). Included from the Makefile: `include benchmarks/bench.mk`.
+# `make bench` measures speed (1k, 10k and 100k memories, side by side with the floor and the txtai and
+# hebbmem peers) and LoCoMo recall, writing benchmarks/results/{perf,locomo}.json and docs/benchmarks.md. LoCoMo is read from
+# ../shared/data/locomo10.json beside the repo, or from $HEBBS_LOCOMO_PATH; without it that part is skipped.
+# BENCH_ARGS passes options through, e.g. `make bench BENCH_ARGS="--sizes 10000"`.
+
+BENCH_PY ?= .venv/bin/python
+BENCH_ARGS ?=
+
+.PHONY: bench bench-deps bench-report
+
+bench-deps: setup
+	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
+
+bench: setup bench-deps
+	$(BENCH_PY) -m benchmarks.run $(BENCH_ARGS)
+
+bench-report:
+	$(BENCH_PY) -m benchmarks.run --report-only

@@ -1,0 +1,34 @@
+"""Where the benchmarks read and write, always resolved from the repository root (never absolute in the repo)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
+CACHE_DIR = REPO_ROOT / "benchmarks" / ".cache"
+DOCS_DIR = REPO_ROOT / "docs"
+
+LOCOMO_ENV = "HEBBS_LOCOMO_PATH"
+# The data set lives beside the repo (CC BY-NC 4.0): it is read from there and never copied in.
+DEFAULT_LOCOMO = Path("..") / "shared" / "data" / "locomo10.json"
+
+
+def locomo_path(explicit: str | Path | None = None) -> Path:
+    """The LoCoMo file: an explicit path, else `$HEBBS_LOCOMO_PATH`, else `../shared/data/locomo10.json`
+    resolved against the repository root (not the working directory, so any cwd works)."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(LOCOMO_ENV)
+    if env:
+        return Path(env).expanduser()
+    return (REPO_ROOT / DEFAULT_LOCOMO).resolve()
+
+
+def display(path: Path) -> str:
+    """A path as the docs show it: relative to the repo root when possible, so no machine path leaks."""
+    try:
+        return os.path.relpath(path.resolve(), REPO_ROOT)
+    except ValueError:
+        return path.name

@@ -1,0 +1,109 @@
+"""The speed targets of GUIDE section 8 / issue 5, checked against one run's numbers.
+
+Each check reads only ratios or numbers measured in the same process run. The targets are stated at
+100,000 memories; a run that did not reach that size (the smoke test) is checked at its largest size and
+says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TARGET_SIZE = 100_000
+
+# Why a target can be missed on this machine: shown next to a miss, so a reader knows where time goes.
+WHY_MISSED = {
+    "similarity": "the engine adds id filtering, hydration of the hits from SQLite and composite scoring "
+    "to the floor's embed + query; on a loaded 2-core box the thread hand-offs add jitter",
+    "all_four": "four strategies share one cue embedding and one HNSW search of width 50, but analogical "
+    "needs a second, wider search (100 neighbours) and a structural scan; on 2 cores the "
+    "threads contend for the GIL",
+    "temporal": "a temporal recall scores a pool of the entity's newest max(20 x top_k, 200) memories (so "
+    "weightier ones can outrank merely newer ones): the slice is O(log n + k), but each pooled memory's "
+    "score inputs are read from SQLite and scored in Python, and the entity name is resolved first",
+    "causal": "the walk stops at the last depth level needed, but the seed search, level timestamps and "
+    "hydration come on top of the floor",
+    "remember_batch": "after encoding, a batch is written to SQLite (fsync) and inserted into the HNSW "
+    "graph, whose insert cost grows with the index",
+    "reopen": "the timeline, graph and structure indexes are rebuilt in Python from SQLite on open, and "
+    "Chroma loads the HNSW segment from disk",
+}
+
+
+def _find(rows: list[dict], size: int, op: str, system: str = "hebbs") -> dict | None:
+    for r in rows:
+        if r["size"] == size and r["operation"] == op and r["system"] == system:
+            return r
+    return None
+
+
+def check(rows: list[dict], sizes_info: list[dict]) -> dict[str, Any]:
+    sizes = sorted({r["size"] for r in rows if r["system"] == "hebbs"})
+    if not sizes:
+        return {"size": None, "checks": []}
+    size = TARGET_SIZE if TARGET_SIZE in sizes else sizes[-1]
+    get = lambda op, system="hebbs": _find(rows, size, op, system)  # noqa: E731
+    floor = get("floor")
+    checks: list[dict[str, Any]] = []
+
+    def add(name: str, target: str, value: float | None, limit: float, unit: str, ok: bool | None) -> None:
+        checks.append(
+            {
+                "name": name,
+                "target": target,
+                "measured": value,
+                "limit": limit,
+                "unit": unit,
+                "met": ok,
+                "why_if_missed": None if ok else WHY_MISSED.get(name),
+            }
+        )
+
+    if floor:
+        fp50 = floor["p50_ms"]
+        for op, limit in (("similarity", 1.3), ("all_four", 2.0)):
+            row = get(op)
+            if row:
+                add(
+                    op,
+                    f"p50 <= {limit}x the floor",
+                    row["ratio_to_floor"],
+                    limit,
+                    "x floor",
+                    row["ratio_to_floor"] <= limit,
+                )
+        causal = get("causal")
+        if causal:
+            extra = round(causal["p50_ms"] - fp50, 3)
+            add("causal", "p50 <= the floor + 5 ms (depth 5)", extra, 5.0, "ms over the floor", extra <= 5.0)
+    temporal = get("temporal")
+    if temporal:
+        add("temporal", "p50 <= 2 ms", temporal["p50_ms"], 2.0, "ms", temporal["p50_ms"] <= 2.0)
+    batch = get("remember_batch")
+    if batch:
+        add(
+            "remember_batch",
+            ">= 0.8x raw encode throughput",
+            batch["throughput_vs_encode"],
+            0.8,
+            "x encode throughput",
+            batch["throughput_vs_encode"] >= 0.8,
+        )
+    reopen = get("reopen")
+    if reopen:
+        seconds = round(reopen["p50_ms"] / 1000.0, 3)
+        add("reopen", "reopening <= 5 s", seconds, 5.0, "s", seconds <= 5.0)
+    info = next((s for s in sizes_info if s["size"] == size), None)
+    if info:
+        checks.append(
+            {
+                "name": "memory",
+                "target": "RSS reported",
+                "measured": info.get("reopen_process_rss_mib"),
+                "limit": None,
+                "unit": "MiB (fresh process, store open, no model)",
+                "met": True,
+                "why_if_missed": None,
+            }
+        )
+    return {"size": size, "at_target_size": size == TARGET_SIZE, "checks": checks}
