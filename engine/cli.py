@@ -6,21 +6,18 @@ model (get, stats, forget, list, temporal recall) never import torch.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 
 import click
 
 from engine import config
+from engine.cli_options import common_options, data_dir_option, format_option
 from engine.errors import HebbsError, InvalidEdgeError
 from engine.models import EdgeSpec, Memory, RecallResult
-
-F = TypeVar("F", bound=Callable[..., Any])
-FORMATS = click.Choice(["human", "json"])
 
 
 def _fail(message: str) -> NoReturn:
@@ -45,29 +42,6 @@ class HebbsGroup(click.Group):
             _fail(str(exc))
 
 
-def common_options(func: F) -> F:
-    """`--data-dir` and `--format` on every command (they may also be given before the command)."""
-
-    @click.option(
-        "--data-dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=None,
-        help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).",
-    )
-    @click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
-    @click.pass_context
-    @functools.wraps(func)
-    def wrapper(ctx: click.Context, data_dir: Path | None, fmt: str | None, *args: Any, **kwargs: Any) -> Any:
-        root = ctx.find_root().params
-        ctx.obj = {
-            "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
-            "format": fmt or root.get("fmt") or "human",
-        }
-        return ctx.invoke(func, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
 def _engine() -> Any:
     from engine.facade import MemoryEngine
 
@@ -83,13 +57,8 @@ def _emit_json(payload: Any) -> None:
 
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).",
-)
-@click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
+@data_dir_option
+@format_option
 @click.version_option(package_name="hebbs-workbench")
 def main(data_dir: Path | None, fmt: str | None) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""

@@ -30,7 +30,6 @@ from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex
 from engine.models import (
-    Candidate,
     Edge,
     EdgeSpec,
     EdgeType,
@@ -534,9 +533,9 @@ class MemoryEngine:
     def _rank(self, hit_lists: Sequence[list[Hit]], weights: scoring.ScoringWeights, top_k: int) -> list[RecallResult]:
         """Fuse, score and cut to top_k, reading whole memories for the winners only.
 
-        The same as `score_candidates(self._fuse(hit_lists), ...)`, but a candidate's score needs just its
-        importance, created_at and access_count: a temporal pool of hundreds is scored from those and only the
-        top_k are read and parsed in full.
+        Fusion de-duplicates by id, keeping the highest relevance and every strategy's detail. A candidate's
+        score needs just its importance, created_at and access_count: a temporal pool of hundreds is scored
+        from those and only the top_k are read and parsed in full.
         """
         best: dict[str, float] = {}
         details: dict[str, list[StrategyDetail]] = {}
@@ -564,17 +563,6 @@ class MemoryEngine:
             for _, score, signals, i in winners
             if i in memories
         ]
-
-    def _fuse(self, hit_lists: Sequence[list[Hit]]) -> list[Candidate]:
-        """De-duplicate by id, keeping the highest relevance and every strategy's detail."""
-        best: dict[str, float] = {}
-        details: dict[str, list[StrategyDetail]] = {}
-        for hits in hit_lists:
-            for h in hits:
-                best[h.id] = max(best.get(h.id, 0.0), h.relevance)
-                details.setdefault(h.id, []).append(h.detail)
-        memories = self.store.get_many(list(best))  # drops anything forgotten meanwhile
-        return [Candidate(memories[i], best[i], tuple(details[i])) for i in best if i in memories]
 
     @staticmethod
     def rescore(

@@ -7,41 +7,20 @@ something new to analyse.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from engine import config
+from engine.cli_options import common_options
 from engine.ingest.summary import IndexSummary
 
-F = TypeVar("F", bound=Callable[..., Any])
 _PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, embedding",
            "writing": "writing memories", "linking": "linking edges"}
-
-
-def _options(func: F) -> F:
-    """`--data-dir` and `--format`, falling back to the values given to the `hebbs` group."""
-
-    @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                  help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).")
-    @click.option("--format", "fmt", type=click.Choice(["human", "json"]), default=None,
-                  help="Output: human (default) or json.")
-    @click.pass_context
-    @functools.wraps(func)
-    def wrapper(ctx: click.Context, data_dir: Path | None, fmt: str | None, *args: Any, **kwargs: Any) -> Any:
-        root = ctx.find_root().params
-        ctx.obj = {
-            "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
-            "format": fmt or root.get("fmt") or "human",
-        }
-        return ctx.invoke(func, *args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.command(name="index")
@@ -50,7 +29,7 @@ def _options(func: F) -> F:
               help=f"offline: spaCy, no network (default); llm: an OpenAI-compatible endpoint from "
                    f"{config.LLM_BASE_URL_ENV}, {config.LLM_MODEL_ENV} and {config.LLM_API_KEY_ENV} "
                    f"(env {config.INGEST_EXTRACTOR_ENV} sets the default).")
-@_options
+@common_options
 def index_command(paths: Sequence[Path], extractor: str | None) -> None:
     """Index documents: Markdown, plain text and JSON chat transcripts, files or folders.
 

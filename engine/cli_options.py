@@ -1,0 +1,41 @@
+"""Options every `hebbs` command shares, defined once for the group and each command (index included)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from engine import config
+
+F = TypeVar("F", bound=Callable[..., Any])
+FORMATS = click.Choice(["human", "json"])
+
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).",
+)
+format_option = click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
+
+
+def common_options(func: F) -> F:
+    """`--data-dir` and `--format` on a command, falling back to the values given before the command."""
+
+    @data_dir_option
+    @format_option
+    @click.pass_context
+    @functools.wraps(func)
+    def wrapper(ctx: click.Context, data_dir: Path | None, fmt: str | None, *args: Any, **kwargs: Any) -> Any:
+        root = ctx.find_root().params
+        ctx.obj = {
+            "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
+            "format": fmt or root.get("fmt") or "human",
+        }
+        return ctx.invoke(func, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
