@@ -70,7 +70,9 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                 try:
                     from sentence_transformers import SentenceTransformer
+                    from transformers.utils import logging as transformers_logging
 
+                    transformers_logging.disable_progress_bar()  # no "Loading weights" bar at a prompt
                     _MODELS[path] = SentenceTransformer(str(path), device="cpu")
                 except Exception as exc:  # surface any loader failure as one readable error
                     raise ModelLoadError(f"could not load embedding model from {path}: {exc}") from exc
