@@ -79,6 +79,7 @@ def locomo_overall(result: dict[str, Any], names: list[str], dragon: dict[str, f
         ax.plot(ks, [100 * agg[f"R@{k}"] for k in ks], style, label=name, linewidth=2.2 if style == "-s" else 1.2)
     ax.plot(ks, [dragon[f"R@{k}"] for k in ks], "k--^", label="DRAGON dialog (paper)")
     ax.set_xscale("log")
+    ax.minorticks_off()
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("k")
     ax.set_ylabel("R@k (%)")
