@@ -305,10 +305,7 @@ class EntityRegistry:
         self.store = store
 
     def ensure_tables(self) -> None:
-        with self.store.transaction() as cur:
-            for statement in _TABLES.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
+        self.store.ensure_tables(_TABLES)
 
     def exists(self) -> bool:
         rows = self.store.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entity_aliases'")

@@ -63,10 +63,7 @@ class Ledger:
         self.store = store
 
     def ensure_tables(self) -> None:
-        with self.store.transaction() as cur:
-            for statement in _TABLES.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
+        self.store.ensure_tables(_TABLES)
 
     def documents(self) -> dict[str, tuple[str, str]]:
         """source -> (document memory id, content hash)."""

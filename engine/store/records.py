@@ -135,6 +135,13 @@ class RecordStore:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
+    def ensure_tables(self, schema: str) -> None:
+        """Create the tables of a module that keeps its own in this file (`;`-separated, IF NOT EXISTS)."""
+        with self.transaction() as cur:
+            for statement in schema.split(";"):
+                if statement.strip():
+                    cur.execute(statement)
+
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Rows of a read-only query, for modules that keep their own tables in this file (ingestion)."""
         return self._query(sql, params)
