@@ -37,7 +37,6 @@ from engine.models import (
     MemoryKind,
     NewMemory,
     RecallResult,
-    Signals,
     Strategy,
     StrategyDetail,
 )
@@ -551,15 +550,14 @@ class MemoryEngine:
                 importance, created_us, access_count = inputs[i]
                 created = from_micros(created_us)
                 assert created is not None
-                rel = scoring.clamp01(relevance)
-                rec, reinf = scoring.recency(created, now), scoring.reinforcement(access_count)
-                score = scoring.composite_of(rel, rec, importance, reinf, weights)
-                ranked.append((scoring.sort_key(score, rel, created, i), score, (rel, rec, importance, reinf), i))
+                signals = scoring.signals_from(relevance, created, importance, access_count, now)
+                score = scoring.composite(signals, weights)
+                ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
         ranked.sort(key=lambda r: r[0])
         winners = ranked[:top_k]
         memories = self.store.get_many([i for *_, i in winners])
         return [
-            RecallResult(memories[i], score, Signals(*signals), tuple(details[i]))
+            RecallResult(memories[i], score, signals, tuple(details[i]))
             for _, score, signals, i in winners
             if i in memories
         ]

@@ -105,18 +105,11 @@ def signals_from(
 
 
 def composite(signals: Signals, weights: ScoringWeights = DEFAULT_WEIGHTS) -> float:
-    return composite_of(signals.relevance, signals.recency, signals.importance, signals.reinforcement, weights)
-
-
-def composite_of(
-    relevance: float, recency: float, importance: float, reinforcement: float, weights: ScoringWeights
-) -> float:
-    """`composite` from the four numbers, so a large candidate pool is ranked without building Signals."""
     return (
-        weights.w_relevance * relevance
-        + weights.w_recency * recency
-        + weights.w_importance * importance
-        + weights.w_reinforcement * reinforcement
+        weights.w_relevance * signals.relevance
+        + weights.w_recency * signals.recency
+        + weights.w_importance * signals.importance
+        + weights.w_reinforcement * signals.reinforcement
     )
 
 
