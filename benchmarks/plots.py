@@ -13,9 +13,18 @@ import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 RATIO_OPS = ("similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
 
 
+def _sizes(rows: list[dict]) -> list[int]:
+    """The corpus sizes this run measured (those with a floor)."""
+    return sorted({r["size"] for r in rows if r["system"] == "hebbs" and r["operation"] == "floor"})
+
+
+def _row(rows: list[dict], size: int, op: str) -> dict | None:
+    return next((r for r in rows if r["size"] == size and r["operation"] == op and r["system"] == "hebbs"), None)
+
+
 def perf_ratios(rows: list[dict], out: Path) -> Path | None:
     """p50 / floor p50 per recall operation, one group of bars per corpus size."""
-    sizes = sorted({r["size"] for r in rows if r["system"] == "hebbs" and r["operation"] == "floor"})
+    sizes = _sizes(rows)
     if not sizes:
         return None
     fig, ax = plt.subplots(figsize=(9, 4.2))
@@ -23,7 +32,7 @@ def perf_ratios(rows: list[dict], out: Path) -> Path | None:
     for j, size in enumerate(sizes):
         values = []
         for op in RATIO_OPS:
-            row = next((r for r in rows if r["size"] == size and r["operation"] == op and r["system"] == "hebbs"), None)
+            row = _row(rows, size, op)
             values.append(row["ratio_to_floor"] if row and row["ratio_to_floor"] is not None else 0.0)
         xs = [i + (j - (len(sizes) - 1) / 2) * width for i in range(len(RATIO_OPS))]
         ax.bar(xs, values, width, label=f"{size:,} memories")
@@ -43,7 +52,7 @@ def perf_ratios(rows: list[dict], out: Path) -> Path | None:
 def perf_latency(rows: list[dict], out: Path) -> Path | None:
     """p50 with p95 whiskers per operation and size, log scale."""
     ops = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four", "remember_single")
-    sizes = sorted({r["size"] for r in rows if r["system"] == "hebbs" and r["operation"] == "floor"})
+    sizes = _sizes(rows)
     if not sizes:
         return None
     fig, ax = plt.subplots(figsize=(9, 4.2))
@@ -51,7 +60,7 @@ def perf_latency(rows: list[dict], out: Path) -> Path | None:
     for j, size in enumerate(sizes):
         p50, err = [], []
         for op in ops:
-            row = next((r for r in rows if r["size"] == size and r["operation"] == op and r["system"] == "hebbs"), None)
+            row = _row(rows, size, op)
             p50.append(row["p50_ms"] if row else 0.0)
             err.append(max(0.0, row["p95_ms"] - row["p50_ms"]) if row else 0.0)
         xs = [i + (j - (len(sizes) - 1) / 2) * width for i in range(len(ops))]
