@@ -1,5 +1,5 @@
 # make run   : set up, load the sample data into ./hebbs-data, open the workbench
-# make test  : set up, run every test (unit, engine, CLI, workbench in a real browser, notebooks)
+# make test  : set up, lint and type-check, run every test (unit, engine, CLI, workbench in a real browser, notebooks)
 # make setup : only install (.venv, idempotent)
 # make bench : run the benchmarks for real (see benchmarks/)
 
@@ -11,7 +11,7 @@ DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
 SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
 PORT ?= 8501
 
-.PHONY: setup run test lint browser sample clean-data
+.PHONY: setup run test check lint browser sample clean-data
 
 setup: $(STAMP)
 
@@ -38,12 +38,15 @@ browser:
 	@sh scripts/install-browser.sh || { test -z "$$HEBBS_REQUIRE_BROWSER" && \
 		echo "warning: no Chromium: the browser tests will be skipped"; }
 
-test: setup browser
+test: setup browser check
 	$(BIN)/pytest -q
 
-lint: setup
-	$(BIN)/ruff check engine workbench benchmarks tests
+# ruff and mypy are part of `make test`: a lint or type error fails the build like a failing test.
+check: setup
+	$(BIN)/ruff check engine interfaces workbench benchmarks tests
 	$(BIN)/mypy
+
+lint: check
 
 clean-data:
 	rm -rf $(DATA_DIR)

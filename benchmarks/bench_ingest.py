@@ -66,9 +66,9 @@ def run(corpus: Path, repeat: int) -> dict[str, Any]:
         try:
             with MemoryEngine(data, embedder=embedder, clock=ManualClock()) as engine:
                 with _Timer() as first:
-                    summary = engine.index([corpus])
+                    summary = engine.ingest([corpus])
                 with _Timer() as second:
-                    rerun = engine.index([corpus])
+                    rerun = engine.ingest([corpus])
                 wall, cpu, again = first.wall, first.cpu, second.wall
                 # the texts the pipeline embedded: every proposition (documents get the mean of theirs)
                 texts = [m.content for m in engine.list_memories(kind=MemoryKind.PROPOSITION, limit=1_000_000)]

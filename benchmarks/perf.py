@@ -81,13 +81,9 @@ def build_store(
     with Stopwatch() as sw_edges:
         for start in range(0, len(corp.edges), 50_000):
             engine.add_edges([(ids[s], ids[t], kind, conf) for s, t, kind, conf in corp.edges[start : start + 50_000]])
-    with Stopwatch() as sw_access:
-        repeated = [ids[i] for i in np.repeat(np.arange(corp.n), corp.access_counts)]
-        engine.store.record_access(repeated, clock.now())
     info = {
         "write_memories_s": round(sw_mem.seconds, 2),
         "write_edges_s": round(sw_edges.seconds, 2),
-        "record_accesses_s": round(sw_access.seconds, 2),
         "memories_per_s": round(corp.n / sw_mem.seconds, 1),
     }
     return engine, ids, info
@@ -111,16 +107,13 @@ def reopen_in_subprocess(data_dir: Path, runs: int) -> list[dict]:
 def _read_ops(
     engine: MemoryEngine, model: Any, top_k: int, seeds: list[str]
 ) -> dict[str, Callable[[corpus_mod.Cue, int], Any]]:
-    collection = engine.vectors.collection
     n_floor = max(top_k, DEFAULT_EF_SEARCH)
 
     def floor(cue: corpus_mod.Cue, i: int) -> Any:
-        vector = model.encode([cue.text])[0]
-        return collection.query(query_embeddings=vector.reshape(1, -1), n_results=n_floor, include=["distances"])
+        return engine.raw_vector_query(model.encode([cue.text])[0], n_floor)
 
     def floor_k(cue: corpus_mod.Cue, i: int) -> Any:
-        vector = model.encode([cue.text])[0]
-        return collection.query(query_embeddings=vector.reshape(1, -1), n_results=top_k, include=["distances"])
+        return engine.raw_vector_query(model.encode([cue.text])[0], top_k)
 
     def recall(**params: Any) -> Callable[[corpus_mod.Cue, int], Any]:
         def run(cue: corpus_mod.Cue, i: int) -> Any:
@@ -219,12 +212,11 @@ def run_size(n: int, model: Any, s: PerfSettings, work: Path) -> dict[str, Any]:
     reopen = reopen_in_subprocess(data_dir, s.reopen_runs)
 
     engine = MemoryEngine(data_dir, embedder=model, clock=clock)
-    for index in ("vectors", "timeline", "graph", "structures"):
-        getattr(engine, index)
+    engine.warm()
     rss_open = rss_mib()
     cues = corpus_mod.cues(corp, s.queries + s.warmup, seed=s.seed + 1)
-    graph = engine.graph
-    seeds = [i for i in ids[:: max(1, n // 500)] if i in graph]
+    linked = {ids[source] for source, *_ in corp.edges}
+    seeds = [i for i in ids[:: max(1, n // 500)] if i in linked]
     ops = _read_ops(engine, model, s.top_k, seeds or ids[:1])
     reads = time_reads(ops, cues, s.warmup, f"{n:,}")
     floor_p50 = summarize(reads["floor"])["p50_ms"]

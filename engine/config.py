@@ -26,6 +26,13 @@ MAX_CONTENT_BYTES = 64 * 1024
 MAX_CONTEXT_BYTES = 16 * 1024
 DEFAULT_IMPORTANCE = 0.5
 
+# --- listing and graph reads ---------------------------------------------------------------------------
+DEFAULT_LIST_LIMIT = 20
+MAX_LIST_LIMIT = 1_000_000
+DEFAULT_NEIGHBOURHOOD_DEPTH = 2
+DEFAULT_NEIGHBOURHOOD_NODES = 60
+MAX_NEIGHBOURHOOD_NODES = 2000
+
 # --- recall ------------------------------------------------------------------------------------------
 DEFAULT_TOP_K = 10
 MAX_TOP_K = 1000

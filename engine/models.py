@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -40,6 +41,11 @@ def iso(ts: datetime | None) -> str | None:
     return ts.isoformat().replace("+00:00", "Z")
 
 
+def from_iso(text: str | None) -> datetime | None:
+    """The inverse of `iso`."""
+    return None if text is None else datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     id: str
@@ -67,6 +73,23 @@ class Memory:
             "access_count": self.access_count,
         }
 
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Memory:
+        created, updated = from_iso(raw["created_at"]), from_iso(raw["updated_at"])
+        assert created is not None and updated is not None
+        return cls(
+            id=raw["id"],
+            content=raw["content"],
+            importance=float(raw["importance"]),
+            context=dict(raw["context"]),
+            entity_id=raw["entity_id"],
+            kind=MemoryKind(raw["kind"]),
+            created_at=created,
+            updated_at=updated,
+            last_accessed_at=from_iso(raw["last_accessed_at"]),
+            access_count=int(raw["access_count"]),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Edge:
@@ -86,6 +109,11 @@ class Edge:
             "confidence": self.confidence,
             "attrs": self.attrs,
         }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Edge:
+        return cls(raw["source"], raw["target"], EdgeType(raw["type"]), float(raw["confidence"]),
+                   dict(raw.get("attrs") or {}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +156,10 @@ class Signals:
             "reinforcement": self.reinforcement,
         }
 
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Signals:
+        return cls(*(float(raw[k]) for k in ("relevance", "recency", "importance", "reinforcement")))
+
 
 @dataclass(frozen=True, slots=True)
 class StrategyDetail:
@@ -140,14 +172,10 @@ class StrategyDetail:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy.value, "relevance": self.relevance, **self.fields}
 
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A memory found by one or more strategies, before composite scoring."""
-
-    memory: Memory
-    relevance: float
-    details: tuple[StrategyDetail, ...]
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> StrategyDetail:
+        rest = {k: v for k, v in raw.items() if k not in ("strategy", "relevance")}
+        return cls(Strategy(raw["strategy"]), float(raw["relevance"]), rest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +192,12 @@ class RecallResult:
             "signals": self.signals.to_dict(),
             "strategy_details": [d.to_dict() for d in self.strategy_details],
         }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> RecallResult:
+        return cls(
+            Memory.from_dict(raw["memory"]),
+            float(raw["score"]),
+            Signals.from_dict(raw["signals"]),
+            tuple(StrategyDetail.from_dict(d) for d in raw["strategy_details"]),
+        )

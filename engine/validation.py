@@ -39,7 +39,7 @@ def importance(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidImportanceError(f"importance must be a number in [0, 1], got {value!r}")
     if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidImportanceError(f"importance must be in [0, 1], got {value!r}")
+        raise InvalidImportanceError(f"importance must be in [0, 1], got {value:g}")
     return float(value)
 
 
@@ -102,7 +102,7 @@ def confidence(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         raise InvalidEdgeError(f"edge confidence must be a number in [0, 1], got {value!r}")
     if not 0.0 <= value <= 1.0:
-        raise InvalidEdgeError(f"edge confidence must be in [0, 1], got {value!r}")
+        raise InvalidEdgeError(f"edge confidence must be in [0, 1], got {value:g}")
     return float(value)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
 from engine.embedding import SentenceTransformerEmbedder
+from interfaces.cli import main
 
 MEMORY_KEYS = {
     "id",
@@ -210,7 +210,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(hebbs, args: tuple[str,
 
 
 def _run_hebbs(data_dir: Path, *args: str, check_no_torch: bool = False) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from engine.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
+    code = "import sys; from interfaces.cli import main\ntry:\n    main(sys.argv[1:])\nfinally:\n"
     code += "    assert 'torch' not in sys.modules, 'torch was imported'\n" if check_no_torch else "    pass\n"
     env = {**os.environ, "HEBBS_DATA_DIR": str(data_dir)}
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)

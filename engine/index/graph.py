@@ -1,4 +1,4 @@
-"""The typed, weighted edge graph (networkx MultiDiGraph keyed by edge type), rebuilt from the store."""
+"""The typed, weighted edge graph as adjacency dicts in both directions, rebuilt from the store."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
-
-import networkx as nx
 
 from engine.models import Edge, EdgeType
 
@@ -27,40 +25,24 @@ class Reached:
 class GraphIndex:
     """Adjacency in both directions, keyed (other end, edge type), built in one pass on open.
 
-    The walk reads plain dicts; the networkx view (`graph`) is built only when something asks for it,
-    because building a MultiDiGraph cost seconds per 100,000 edges on every open.
+    Plain dicts, not a networkx graph: building a MultiDiGraph cost seconds per 100,000 edges on every
+    open, and the bounded walk needs only adjacency. Notebooks that want networkx build one from
+    `MemoryEngine.edges_of` or a neighbourhood.
     """
 
     def __init__(self, edges: Iterable[Edge] = ()) -> None:
         self._lock = threading.RLock()
         self._out: defaultdict[str, dict[tuple[str, EdgeType], Edge]] = defaultdict(dict)
         self._in: defaultdict[str, dict[tuple[str, EdgeType], Edge]] = defaultdict(dict)
-        self._nx: nx.MultiDiGraph | None = None
         out, inn = self._out, self._in
         for e in edges:
             out[e.source][(e.target, e.type)] = e
             inn[e.target][(e.source, e.type)] = e
 
-    @property
-    def graph(self) -> nx.MultiDiGraph:
-        """The same edges as a networkx MultiDiGraph keyed by edge type (for drawing and analysis)."""
-        with self._lock:
-            if self._nx is None:
-                g = nx.MultiDiGraph()
-                g.add_edges_from(
-                    (e.source, e.target, e.type, {"confidence": e.confidence, **e.attrs})
-                    for targets in self._out.values()
-                    for e in targets.values()
-                )
-                self._nx = g
-            return self._nx
-
     def add(self, edge: Edge) -> None:
         with self._lock:
             self._out[edge.source][(edge.target, edge.type)] = edge
             self._in[edge.target][(edge.source, edge.type)] = edge
-            if self._nx is not None:
-                self._nx.add_edge(edge.source, edge.target, key=edge.type, confidence=edge.confidence, **edge.attrs)
 
     def remove_nodes(self, ids: Iterable[str]) -> None:
         with self._lock:
@@ -70,12 +52,6 @@ class GraphIndex:
                     self._in.get(target, {}).pop((node, type_), None)
                 for source, type_ in self._in.pop(node, {}):
                     self._out.get(source, {}).pop((node, type_), None)
-            if self._nx is not None:
-                self._nx.remove_nodes_from(doomed)
-
-    def edge_count(self) -> int:
-        with self._lock:
-            return sum(len(targets) for targets in self._out.values())
 
     def __contains__(self, node: object) -> bool:
         """Does any edge touch this memory?"""
@@ -84,15 +60,11 @@ class GraphIndex:
         with self._lock:
             return bool(self._out.get(node)) or bool(self._in.get(node))
 
-    def walk(self, seed: str, max_depth: int, edge_types: Collection[EdgeType] | None = None) -> list[Reached]:
-        """Breadth-first over edges in both directions, each memory at its shortest depth from the seed."""
-        with self._lock:
-            return [r for level in self.levels(seed, max_depth, edge_types) for r in level]
-
     def levels(
         self, seed: str, max_depth: int, edge_types: Collection[EdgeType] | None = None
     ) -> Iterator[list[Reached]]:
-        """The walk of `walk`, one depth level at a time (depth 0 is the seed).
+        """Breadth-first over edges in both directions, each memory at its shortest depth from the seed, one
+        depth level at a time (depth 0 is the seed).
 
         A caller that needs only the nearest levels stops early, so a depth-5 walk through a dense graph
         costs what the levels it reads cost. Each level is computed under the lock.

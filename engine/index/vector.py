@@ -44,13 +44,6 @@ class VectorIndex:
         client = chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
         return cls(_get_collection(client, name))
 
-    @classmethod
-    def open_http(cls, host: str, port: int, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
-        import chromadb
-
-        client = chromadb.HttpClient(host=host, port=port, settings=chromadb.Settings(anonymized_telemetry=False))
-        return cls(_get_collection(client, name))
-
     def upsert(self, ids: Sequence[str], embeddings: np.ndarray | Sequence[np.ndarray]) -> None:
         matrix = np.asarray(embeddings, dtype=np.float32)
         with self._lock:
@@ -95,10 +88,10 @@ class VectorIndex:
         with self._lock:
             return set(self._collection.get(include=[])["ids"])
 
-    @property
-    def collection(self) -> Any:
-        """The raw Chroma collection (benchmarks query it directly to measure the floor)."""
-        return self._collection
+    def raw_query(self, embedding: np.ndarray, n: int) -> Any:
+        """One plain Chroma query, nothing around it: the floor that benchmarks compare recall with."""
+        query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
+        return self._collection.query(query_embeddings=query, n_results=n, include=["distances"])
 
 
 def _get_collection(client: Any, name: str) -> Any:

@@ -15,9 +15,10 @@ from engine import config
 from engine.ingest.causal import Part, find_causes, is_definite
 from engine.ingest.documents import SourceDocument
 from engine.ingest.drafts import CausalCue, Draft, Mention, Relation, Side
-from engine.ingest.entities import GENERIC_TERMS, clean_name, mention_type, normalise
-from engine.ingest.keywords import keywords, stem, word_set
+from engine.ingest.entities import mention_type
+from engine.ingest.keywords import keywords, stem
 from engine.ingest.structure import NOUN_TYPES, span_structure
+from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token

@@ -10,14 +10,11 @@ ambiguous name is an error that lists the candidates.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
-from engine.errors import AmbiguousEntityError
-from engine.ingest.keywords import word_set
-from engine.store.records import RecordStore
+from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
+from engine.store.entities import EntityRecord
 
 # spaCy NER label -> registry type. NORP ("Meridian" read as a nationality) and works of art only count
 # when they resolve to an entity seen with a real type.
@@ -48,13 +45,6 @@ ORG_WORDS = word_set(
     institute network labs
     """
 )
-# Acronyms and role words the small model tags as organisations; they name no entity.
-GENERIC_TERMS = word_set(
-    """
-    dpa qa api ceo cto cfo coo ciso dpo vp bi it crm soc aes gps utc hr sla kpi eea gdpr erp saas sdk ui ux pr
-    ip id ai ml faq roi okr usd eur q1 q2 q3 q4 h1 h2 p99 cname dns ttl cdn pos tls ssl sso
-    """
-)
 # A name made only of these words is a role, a document or a term, not an entity ("General Counsel",
 # "Data Processing Agreement", "Annex 3", "SOC 2 Type II").
 _TERM_WORDS = word_set(
@@ -69,39 +59,6 @@ _STOP_ALIASES = word_set(
     the a an and of new north south east west first global united general
     """
 )
-_TABLES = """
-CREATE TABLE IF NOT EXISTS entities (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    type TEXT NOT NULL,
-    mentions INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS entity_aliases (
-    alias TEXT NOT NULL,
-    entity_id TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
-    PRIMARY KEY (alias, entity_id)
-);
-CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases (entity_id);
-"""
-
-
-
-def clean_name(text: str) -> str:
-    """A mention as people write it: no leading article, possessive or surrounding punctuation."""
-    name = " ".join(text.replace("’", "'").split())
-    name = re.sub(r"^(the|a|an)\s+", "", name, flags=re.I)
-    name = re.sub(r"'s?$", "", name)
-    return strip_terms(name.strip(" \"'.,;:()[]"))
-
-
-def normalise(name: str) -> str:
-    """The id form of a name: lower case, `&` -> `and`, hyphens and underscores as spaces."""
-    text = clean_name(name).lower().replace("&", " and ")
-    text = re.sub(r"[-_/]+", " ", text)
-    text = re.sub(r"[^\w. ]+", "", text)
-    return " ".join(text.split()).strip(". ")
-
-
 def mention_type(text: str, label: str) -> str | None:
     """Registry type of an NER mention, or None when it is not an entity we keep."""
     kind = LABEL_TYPES.get(label)
@@ -116,23 +73,6 @@ def mention_type(text: str, label: str) -> str | None:
     if (words[-1] in ORG_SUFFIXES or ORG_WORDS & set(words)) and kind in ("person", "place", "unknown", "product"):
         return "organization"
     return kind
-
-
-def strip_terms(name: str) -> str:
-    """A name without trailing generic terms: "CloudVault DPA" -> "CloudVault"."""
-    words = name.split()
-    while len(words) > 1 and words[-1].lower() in GENERIC_TERMS:
-        words.pop()
-    return " ".join(words)
-
-
-@dataclass
-class EntityRecord:
-    id: str
-    name: str
-    type: str
-    mentions: int = 0
-    aliases: set[str] = field(default_factory=set)
 
 
 def aliases_for(record: EntityRecord) -> set[str]:
@@ -296,99 +236,3 @@ class EntityResolver:
             return None
         record = self.records.get(entity_id) or self.known.get(entity_id)
         return record.type if record else None
-
-
-class EntityRegistry:
-    """The registry's tables in the record store: entity id, display name, type, mention count, aliases."""
-
-    def __init__(self, store: RecordStore) -> None:
-        self.store = store
-
-    def ensure_tables(self) -> None:
-        self.store.ensure_tables(_TABLES)
-
-    def exists(self) -> bool:
-        rows = self.store.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'entity_aliases'")
-        return bool(rows)
-
-    def load(self) -> list[EntityRecord]:
-        if not self.exists():
-            return []
-        records = {r[0]: EntityRecord(r[0], r[1], r[2], r[3]) for r in
-                   self.store.read("SELECT id, name, type, mentions FROM entities")}
-        for alias, entity_id in self.store.read("SELECT alias, entity_id FROM entity_aliases"):
-            if entity_id in records:
-                records[entity_id].aliases.add(alias)
-        return list(records.values())
-
-    @staticmethod
-    def save(cur: sqlite3.Cursor, records: Iterable[EntityRecord]) -> None:
-        for r in records:
-            cur.execute(
-                "INSERT INTO entities (id, name, type, mentions) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE"
-                " SET name = excluded.name, type = excluded.type",
-                (r.id, r.name, r.type, r.mentions),
-            )
-            cur.executemany("INSERT OR IGNORE INTO entity_aliases (alias, entity_id) VALUES (?, ?)",
-                            [(a, r.id) for a in sorted(aliases_for(r))])
-
-    @staticmethod
-    def refresh(cur: sqlite3.Cursor, mentions: Counter[str]) -> None:
-        """Set mention counts and drop entities nothing refers to any more (after documents were forgotten)."""
-        cur.execute("UPDATE entities SET mentions = 0")
-        cur.executemany("UPDATE entities SET mentions = ? WHERE id = ?", [(n, e) for e, n in mentions.items()])
-        cur.execute(
-            "DELETE FROM entities WHERE mentions = 0 AND id NOT IN"
-            " (SELECT DISTINCT entity_id FROM memories WHERE entity_id IS NOT NULL)"
-        )
-
-    def count(self) -> int:
-        return int(self.store.read("SELECT count(*) FROM entities")[0][0]) if self.exists() else 0
-
-    def candidates(self, query: str) -> list[str]:
-        """Entity ids an alias or prefix could mean (exact alias matches first)."""
-        if not self.exists():
-            return []
-        key = normalise(query)
-        if not key:
-            return []
-        exact = {r[0] for r in self.store.read(
-            "SELECT DISTINCT entity_id FROM entity_aliases WHERE alias IN (?, ?)", (key, query.strip().lower()))}
-        if exact:
-            return sorted(exact)
-        if len(key) < 2:
-            return []
-        pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = self.store.read(
-            "SELECT id FROM entities WHERE id LIKE ? ESCAPE '\\'"
-            " UNION SELECT entity_id FROM entity_aliases WHERE alias LIKE ? ESCAPE '\\'",
-            (pattern, pattern),
-        )
-        return sorted({r[0] for r in rows})
-
-    def resolve(self, query: str) -> str:
-        """The entity id a user means: an id used by memories as is, else a registry id, alias or unique
-        prefix; a name that matches nothing is returned unchanged (it may simply have no memories)."""
-        raw = query.strip()
-        if not raw or not self.exists():
-            return raw
-        if self.store.read("SELECT 1 FROM memories WHERE entity_id = ? LIMIT 1", (raw,)):
-            return raw
-        key = normalise(raw)
-        if self.store.read("SELECT 1 FROM entities WHERE id = ?", (key,)):
-            return key
-        found = self.candidates(raw)
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            described = self.describe(found[:12])
-            more = f" and {len(found) - 12} more" if len(found) > 12 else ""
-            raise AmbiguousEntityError(
-                f"entity {query!r} is ambiguous; it could be {', '.join(described)}{more} (give more of the name)"
-            )
-        return raw
-
-    def describe(self, ids: list[str]) -> list[str]:
-        marks = ",".join("?" * len(ids))
-        types = dict(self.store.read(f"SELECT id, type FROM entities WHERE id IN ({marks})", ids))
-        return [f"{i!r} ({types.get(i, 'entity')})" for i in ids]

@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import re
 
-
-def word_set(text: str) -> frozenset[str]:
-    """A word set written as one block of text (easier to read and extend than a list)."""
-    return frozenset(text.split())
-
+from engine.names import word_set
 
 STOPWORDS = word_set(
     """

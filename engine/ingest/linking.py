@@ -20,17 +20,15 @@ edges added by users are never touched.
 from __future__ import annotations
 
 import bisect
-import json
 import math
-import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from engine.ingest.drafts import CausalCue, Side
-from engine.ingest.entities import EntityRegistry
-from engine.ingest.ledger import DOCUMENT, Ledger, LinkRow
 from engine.models import Edge, EdgeType
+from engine.store.entities import EntityRegistry
+from engine.store.ledger import DOCUMENT, Ledger, LinkRow
 from engine.store.records import RecordStore
 
 ORIGIN = "ingest"
@@ -255,22 +253,9 @@ def relink(store: RecordStore) -> dict[str, int]:
     mentions: Counter[str] = Counter()
     for r in rows:
         mentions.update(set(r.analysis.get("entities", ())))
-    with store.transaction() as cur:
-        cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (ORIGIN,))
-        _insert(cur, edges)
-        EntityRegistry.refresh(cur, mentions)
+    store.replace_derived_edges(ORIGIN, edges, also=lambda cur: EntityRegistry.refresh(cur, mentions))
     return count_edges(store)
 
 
-def _insert(cur: sqlite3.Cursor, edges: Iterable[Edge]) -> None:
-    cur.executemany(
-        "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-        [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
-    )
-
-
 def count_edges(store: RecordStore) -> dict[str, int]:
-    rows = store.read(
-        "SELECT type, count(*) FROM edges WHERE json_extract(attrs, '$.origin') = ? GROUP BY type", (ORIGIN,)
-    )
-    return {r[0]: int(r[1]) for r in rows}
+    return store.count_edges_by_type(ORIGIN)

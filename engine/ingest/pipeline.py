@@ -21,27 +21,27 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from engine import config
+from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest import salience
 from engine.ingest.analysis import Extractor, OfflineExtractor
 from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.drafts import Draft
-from engine.ingest.entities import EntityRegistry, EntityResolver
-from engine.ingest.ledger import DOCUMENT, PROPOSITION, Ledger, LedgerRow
+from engine.ingest.entities import EntityResolver, aliases_for
 from engine.ingest.linking import count_edges, relink
 from engine.ingest.summary import IndexSummary, Skipped
-from engine.models import MemoryKind, NewMemory, iso
-from engine.store.records import MemoryRecord
+from engine.models import MemoryKind, iso
+from engine.store.entities import EntityRegistry
+from engine.store.ledger import DOCUMENT, PROPOSITION, Ledger, LedgerRow
+from engine.store.records import MemoryRecord, RecordStore
 from engine.structure import EXTRACTOR_META_KEY
-
-if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+from engine.writer import Writer
 
 # Bump when the analysis changes, so documents indexed by an older version are analysed again (their
 # unchanged propositions still keep their ids).
@@ -97,18 +97,18 @@ def document_stamp(doc: SourceDocument, extractor: str) -> str:
 
 
 def index_paths(
-    engine: MemoryEngine,
+    writer: Writer,
     paths: Sequence[str | Path],
     *,
     progress: Progress | None = None,
     extractor: Extractor | str | None = None,
 ) -> IndexSummary:
-    """Index files and folders into `engine`; see the module docstring for the steps."""
+    """Index files and folders through `writer` (the engine's write path); see the module docstring."""
     started = time.perf_counter()
     chosen = make_extractor(extractor)
-    run = _Run(engine, chosen, progress or (lambda phase, done, total: None), IndexSummary(extractor=chosen.name))
-    Ledger(engine.store).ensure_tables()
-    EntityRegistry(engine.store).ensure_tables()
+    run = _Run(writer, chosen, progress or (lambda phase, done, total: None), IndexSummary(extractor=chosen.name))
+    Ledger(writer.store).ensure_tables()
+    EntityRegistry(writer.store).ensure_tables()
 
     fresh, present = run.timed("reading", run.read, paths)
     if fresh:
@@ -118,14 +118,14 @@ def index_paths(
     plans = run.timed("analysing", run.plan, fresh, [ds for ds in drafts if ds is not None])
     for start in range(0, len(plans), config.INGEST_DOCUMENT_BATCH):
         batch = plans[start : start + config.INGEST_DOCUMENT_BATCH]
-        _write(engine, batch, vectors, run.summary, run.phases)
+        _write(writer, batch, vectors, run.summary, run.phases)
         run.tick("writing", min(start + config.INGEST_DOCUMENT_BATCH, len(plans)), len(plans))
     run.timed("linking", run.link)
 
     summary = run.summary
     summary.documents_indexed = len(plans)
-    summary.entities = EntityRegistry(engine.store).count()
-    summary.propositions_total = Ledger(engine.store).count_propositions(present)
+    summary.entities = EntityRegistry(writer.store).count()
+    summary.propositions_total = Ledger(writer.store).count_propositions(present)
     summary.phase_seconds = dict(run.phases)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -135,7 +135,7 @@ def index_paths(
 class _Run:
     """The state of one `index_paths` call, step by step."""
 
-    engine: MemoryEngine
+    writer: Writer
     extractor: Extractor
     tick: Progress
     summary: IndexSummary
@@ -151,7 +151,7 @@ class _Run:
     def read(self, paths: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
         """Documents to analyse (new or changed), and the sources of every readable one; forgets documents
         that disappeared from the folders."""
-        store, ledger = self.engine.store, Ledger(self.engine.store)
+        store, ledger = self.writer.store, Ledger(self.writer.store)
         files, skipped, roots = discover(paths)
         self.summary.skipped.extend(skipped)
         indexed = ledger.documents()
@@ -174,7 +174,7 @@ class _Run:
         if gone:
             doomed = ledger.memory_ids(gone)
             self.summary.propositions_removed += len(doomed) - len(gone)
-            self.engine.forget(sorted(store.existing(doomed)))
+            self.writer.forget(sorted(store.existing(doomed)))
             self.summary.documents_removed = len(gone)
         return fresh, present
 
@@ -185,16 +185,16 @@ class _Run:
 
             load()
         self.tick("loading models", 0, 1)
-        self.engine._embed(["warm up"])
+        self.writer.embed(["warm up"])
         self.tick("loading models", 1, 1)
 
     def analyse(self, fresh: list[SourceDocument]) -> tuple[list[list[Draft] | None], dict[str, np.ndarray]]:
         """Drafts per document (None for one the extractor could not analyse: skipped with its reason),
         chunk by chunk, while a worker thread embeds the texts of the previous chunk (torch releases the
         GIL, so spaCy and the model share the cores)."""
-        registry = EntityRegistry(self.engine.store)
+        registry = EntityRegistry(self.writer.store)
         known = {r.name: r.type for r in registry.load()}
-        vectors = _reusable_vectors(self.engine, Ledger(self.engine.store), fresh)
+        vectors = _reusable_vectors(self.writer.store, Ledger(self.writer.store), fresh)
         drafts: list[list[Draft] | None] = []
         pending: list[tuple[list[str], Future[np.ndarray]]] = []
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
@@ -214,7 +214,7 @@ class _Run:
                                 known.setdefault(m.name, m.type)
                 todo = [t for t in texts if t not in vectors]
                 if todo:
-                    pending.append((todo, worker.submit(self.engine._embed, todo)))
+                    pending.append((todo, worker.submit(self.writer.embed, todo)))
                 self.tick("analysing", min(start + ANALYSIS_CHUNK, len(fresh)), len(fresh))
             mark = time.perf_counter()
             for todo, future in pending:
@@ -242,7 +242,7 @@ class _Run:
 
     def plan(self, fresh: list[SourceDocument], drafts: list[list[Draft]]) -> list[DocumentPlan]:
         """Resolve entities against the registry (and save it), then plan each document's propositions."""
-        registry, ledger = EntityRegistry(self.engine.store), Ledger(self.engine.store)
+        registry, ledger = EntityRegistry(self.writer.store), Ledger(self.writer.store)
         resolver = EntityResolver(registry.load())
         for doc_drafts in drafts:
             for d in doc_drafts:
@@ -252,16 +252,17 @@ class _Run:
                     resolver.observe(d.speaker, "person")
         resolver.finalize()
         plans = [_plan(doc, ds, resolver, ledger, self.extractor.name) for doc, ds in zip(fresh, drafts, strict=True)]
-        with self.engine.store.transaction() as cur:
-            EntityRegistry.save(cur, resolver.records.values())
+        with self.writer.store.transaction() as cur:
+            EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
         return plans
 
     def link(self) -> None:
         """Derived edges over everything ingested; also after a run that failed before this step."""
-        store = self.engine.store
+        store = self.writer.store
         if store.get_meta(LINKS_META_KEY) != "clean":
             self.tick("linking", 0, 1)
             self.summary.edges = relink(store)
+            self.writer.indexes.edges_replaced()
             salience.update(store)
             store.set_meta(LINKS_META_KEY, "clean")
             self.tick("linking", 1, 1)
@@ -292,14 +293,14 @@ def proposition_content(d: Draft) -> str:
     return f"{d.speaker}: {content}" if d.speaker else content
 
 
-def _reusable_vectors(engine: MemoryEngine, ledger: Ledger, docs: Sequence[SourceDocument]) -> dict[str, np.ndarray]:
+def _reusable_vectors(store: RecordStore, ledger: Ledger, docs: Sequence[SourceDocument]) -> dict[str, np.ndarray]:
     """Embeddings of the current memories of changed documents, by content: an unchanged sentence is not
     embedded twice even when its proposition must be replaced (say its date changed)."""
     ids = ledger.memory_ids(d.source for d in docs)
     if not ids:
         return {}
-    memories = engine.store.get_many(ids)
-    stored = engine.store.embeddings(ids)
+    memories = store.get_many(ids)
+    stored = store.embeddings(ids)
     return {m.content: stored[i] for i, m in memories.items() if i in stored and m.kind == MemoryKind.PROPOSITION}
 
 
@@ -401,19 +402,19 @@ def _truncate(text: str, limit: int) -> tuple[str, bool]:
     return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…", True
 
 
-def _write(engine: MemoryEngine, batch: Sequence[DocumentPlan], vectors: dict[str, np.ndarray],
+def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.ndarray],
            summary: IndexSummary, phases: dict[str, float]) -> None:
     """Forget what changed, then embed and commit the batch's new memories with their ledger rows."""
     mark = time.perf_counter()
-    store = engine.store
+    store = writer.store
     indexed = Ledger(store).documents()
     drop = [mid for p in batch for mid in p.drop]
     drop += [indexed[p.doc.source][0] for p in batch if p.doc.source in indexed]
     drop = sorted(store.existing(drop))
     if drop:
-        engine.forget(drop)
-    now = engine.clock.now()
-    items: list[tuple[NewMemory, dict[str, Any], LedgerRow, str]] = []
+        writer.forget(drop)
+    now = writer.clock.now()
+    items: list[tuple[RememberRequest, dict[str, Any], LedgerRow, str]] = []
     kept_rows: list[LedgerRow] = []
     for p in batch:
         text, truncated = _truncate(p.doc.text, config.MAX_CONTENT_BYTES - 256)
@@ -436,7 +437,7 @@ def _write(engine: MemoryEngine, batch: Sequence[DocumentPlan], vectors: dict[st
         if centroid is not None:
             vector_key = f"\0document:{p.doc.source}"  # not a text: never sent to the model
             vectors[vector_key] = centroid
-        items.append((NewMemory(text, None, doc_context, p.entity_id, MemoryKind.DOCUMENT, p.doc.date),
+        items.append((_request(text, doc_context, p.entity_id, MemoryKind.DOCUMENT, p.doc.date),
                       {"features": [], "extractor": "spacy"},
                       LedgerRow("", p.doc.source, DOCUMENT, -1, p.stamp, {"entities": entities}),
                       vector_key))
@@ -446,22 +447,28 @@ def _write(engine: MemoryEngine, batch: Sequence[DocumentPlan], vectors: dict[st
                 kept_rows.append(LedgerRow(p.keep[prop.content_hash], row.source, row.role, row.position,
                                            row.content_hash, row.analysis))
                 continue
-            items.append((NewMemory(prop.content, None, prop.context, prop.entity_id, MemoryKind.PROPOSITION,
-                                    prop.draft.when), prop.structure, row, prop.content))
-    memories = [engine._validated(item, now) for item, _, _, _ in items]
+            items.append((_request(prop.content, prop.context, prop.entity_id, MemoryKind.PROPOSITION,
+                                   prop.draft.when), prop.structure, row, prop.content))
+    memories = writer.new_memories([item for item, _, _, _ in items], now)
     missing = [t for _, _, _, t in items if t not in vectors]
     if missing:  # only when an extractor changed a text after analysis
-        vectors.update(zip(missing, engine._embed(missing), strict=True))
+        vectors.update(zip(missing, writer.embed(missing), strict=True))
     records = [MemoryRecord(m, vectors[t], s) for m, (_, s, _, t) in zip(memories, items, strict=True)]
     rows = kept_rows + [
         LedgerRow(m.id, r.source, r.role, r.position, r.content_hash, r.analysis)
         for m, (_, _, r, _) in zip(memories, items, strict=True)
     ]
-    engine._check_model()
-    store.insert(records, [], also=lambda cur: Ledger.write(cur, rows))
-    engine._index(records, [])
+    writer.commit(records, [], also=lambda cur: Ledger.write(cur, rows))
     added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
     summary.propositions_added += added
     summary.propositions_kept += len(kept_rows)
     summary.propositions_removed += sum(len(p.drop) for p in batch)
     phases["writing"] += time.perf_counter() - mark
+
+
+def _request(content: str, context: dict[str, Any], entity_id: str | None, kind: MemoryKind,
+             created_at: datetime | None) -> RememberRequest:
+    """A memory of a document, validated like every other write."""
+    return RememberRequest.parse(
+        {"content": content, "context": context, "entity_id": entity_id, "kind": kind, "created_at": created_at}
+    )

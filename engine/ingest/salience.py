@@ -10,7 +10,6 @@ proposition after each run.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -64,22 +63,15 @@ def _restates(s: _Statement, cluster: list[_Statement]) -> bool:
 
 def update(store: RecordStore) -> int:
     """Recompute and store the importance of every ingested proposition; returns how many changed."""
-    rows = store.read(
-        "SELECT id, entity_id, created_at, context, embedding, importance FROM memories"
-        " WHERE kind = 'proposition' AND entity_id IS NOT NULL"
-    )
     groups: dict[tuple[str, int], list[_Statement]] = defaultdict(list)
     current: dict[str, float] = {}
-    for memory_id, entity_id, created_at, context, embedding, importance in rows:
-        ctx = json.loads(context)
+    for memory_id, entity_id, created_at, ctx, vector, importance in store.ingested_propositions():
         if "source" not in ctx:
             continue  # remembered by hand: its importance is the user's
         current[memory_id] = importance
-        statement = _Statement(memory_id, ctx["source"], ctx.get("time_source") == "text",
-                               np.frombuffer(embedding, dtype=np.float32))
+        statement = _Statement(memory_id, ctx["source"], ctx.get("time_source") == "text", vector)
         groups[(entity_id, created_at // _DAY_US)].append(statement)
-    changed = [(value, i) for i, value in compute(groups).items() if current.get(i) != value]
+    changed = [(i, value) for i, value in compute(groups).items() if current.get(i) != value]
     if changed:
-        with store.transaction() as cur:
-            cur.executemany("UPDATE memories SET importance = ? WHERE id = ?", changed)
+        store.set_importances(changed)
     return len(changed)

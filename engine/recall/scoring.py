@@ -7,13 +7,13 @@ composite = w_relevance * relevance + w_recency * recency + w_importance * impor
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 
 from engine import config
 from engine.errors import InvalidWeightsError
-from engine.models import Candidate, Memory, RecallResult, Signals
+from engine.models import Memory, RecallResult, Signals
 
 _NEWEST_FIRST = datetime.max.replace(tzinfo=UTC)
 WEIGHT_NAMES = ("w_relevance", "w_recency", "w_importance", "w_reinforcement")
@@ -132,18 +132,6 @@ def sort_key(
 ) -> tuple[float, float, timedelta, str]:
     """Highest score first; ties broken by relevance, then newest first, then id for stability."""
     return (-score, -relevance, _NEWEST_FIRST - created_at, memory_id)
-
-
-def score_candidates(
-    candidates: Iterable[Candidate], weights: ScoringWeights, now: datetime, top_k: int | None = None
-) -> list[RecallResult]:
-    """Compute signals and the composite for each candidate, sort, and cut to `top_k`."""
-    results = []
-    for c in candidates:
-        s = signals_for(c.memory, c.relevance, now)
-        results.append(RecallResult(c.memory, composite(s, weights), s, c.details))
-    results.sort(key=_sort_key)
-    return results if top_k is None else results[:top_k]
 
 
 def rescore(results: Sequence[RecallResult], weights: ScoringWeights, top_k: int | None = None) -> list[RecallResult]:

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine import config
+from engine.api.requests import RecallRequest
 from engine.errors import MemoryNotFoundError
 from engine.index.graph import GraphIndex, Reached
 from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso
-from engine.recall.request import RecallRequest
 from engine.store.records import RecordStore, from_micros, to_micros
 from engine.structure import structural_similarity
 

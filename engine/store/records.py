@@ -294,16 +294,27 @@ class RecordStore:
         kind: MemoryKind | None = None,
         start: datetime | None = None,
         end: datetime | None = None,
+        min_importance: float | None = None,
+        include_revisions: bool = True,
         limit: int = 100,
         offset: int = 0,
-    ) -> list[Memory]:
+    ) -> tuple[list[Memory], int]:
+        """One page of the memories that pass every filter, newest first, and how many pass in all."""
         clauses, params = _filters(entity_id, kind, start, end)
+        if min_importance is not None:
+            clauses.append("importance >= ?")
+            params.append(min_importance)
+        if not include_revisions:
+            clauses.append("kind != ?")
+            params.append(MemoryKind.REVISION.value)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._query(
-            f"SELECT {_MEMORY_COLUMNS} FROM memories {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-            (*params, limit, offset),
-        )
-        return [_row_to_memory(r) for r in rows]
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories {where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                (*params, limit, offset),
+            ).fetchall()
+            total = self._conn.execute(f"SELECT count(*) FROM memories {where}", params).fetchone()[0]
+        return [_row_to_memory(r) for r in rows], int(total)
 
     def ids_with_revisions(self, ids: Sequence[str]) -> list[str]:
         """The ids plus, transitively, the revision memories that hold their earlier states."""
@@ -375,8 +386,56 @@ class RecordStore:
         )
         return [Edge(r[0], r[1], EdgeType(r[2]), r[3], json.loads(r[4])) for r in rows]
 
+    def edges_among(self, ids: Sequence[str]) -> list[Edge]:
+        """Every stored edge whose two ends are both among `ids`."""
+        wanted = set(ids)
+        found: dict[tuple[str, str, str], Edge] = {}
+        for chunk in _chunks(list(wanted), 250):
+            marks = ",".join("?" * len(chunk))
+            rows = self._query(
+                f"SELECT source, target, type, confidence, attrs FROM edges WHERE source IN ({marks})", chunk
+            )
+            for r in rows:
+                if r[1] in wanted:
+                    found[(r[0], r[1], r[2])] = Edge(r[0], r[1], EdgeType(r[2]), r[3], json.loads(r[4]))
+        return [found[k] for k in sorted(found)]
+
     def count(self) -> int:
         return int(self._query("SELECT count(*) FROM memories")[0][0])
+
+    def count_edges_by_type(self, origin: str) -> dict[str, int]:
+        """Edges whose `attrs.origin` is `origin` (derived by ingestion), counted by type."""
+        rows = self._query(
+            "SELECT type, count(*) FROM edges WHERE json_extract(attrs, '$.origin') = ? GROUP BY type", (origin,)
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def replace_derived_edges(
+        self, origin: str, edges: Sequence[Edge], also: Callable[[sqlite3.Cursor], None] | None = None
+    ) -> None:
+        """Swap every edge of `attrs.origin == origin` for `edges`, atomically (`also` commits with them)."""
+        with self.transaction() as cur:
+            cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (origin,))
+            cur.executemany(
+                "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
+                [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+            )
+            if also is not None:
+                also(cur)
+
+    def ingested_propositions(self) -> list[tuple[str, str, int, dict[str, Any], np.ndarray, float]]:
+        """(id, entity_id, created_at us, context, embedding, importance) of propositions with an entity:
+        what salience reads."""
+        rows = self._query(
+            "SELECT id, entity_id, created_at, context, embedding, importance FROM memories"
+            " WHERE kind = 'proposition' AND entity_id IS NOT NULL"
+        )
+        return [(r[0], r[1], r[2], json.loads(r[3]), np.frombuffer(r[4], dtype=np.float32), r[5]) for r in rows]
+
+    def set_importances(self, values: Sequence[tuple[str, float]]) -> None:
+        """Set importance per memory id, in one transaction."""
+        with self.transaction() as cur:
+            cur.executemany("UPDATE memories SET importance = ? WHERE id = ?", [(v, i) for i, v in values])
 
     def count_edges(self) -> int:
         return int(self._query("SELECT count(*) FROM edges")[0][0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -72,28 +73,32 @@ def test_similarity_ranks_by_meaning_and_reports_distance(engine: MemoryEngine, 
 
 def test_ef_search_is_validated_and_passed_to_the_index(engine: MemoryEngine, story: dict, monkeypatch) -> None:
     seen: list[tuple[int, int]] = []
-    original = type(engine.vectors).query
+    from engine.index.vector import VectorIndex
+
+    original = VectorIndex.query
 
     def spy(self, embedding, k, ef_search=50):  # type: ignore[no-untyped-def]
         seen.append((k, ef_search))
         return original(self, embedding, k, ef_search)
 
-    monkeypatch.setattr(type(engine.vectors), "query", spy)
+    monkeypatch.setattr(VectorIndex, "query", spy)
     assert engine.recall("contract", top_k=3, ef_search=400)
     assert seen[-1][1] == 400
     with pytest.raises(InvalidRecallError, match="ef_search"):
         engine.recall("contract", ef_search=0)
 
 
-def test_chroma_search_breadth_follows_ef_search(engine: MemoryEngine) -> None:
+def test_chroma_search_breadth_follows_ef_search(tmp_path: Path) -> None:
     """hnswlib searches with max(ef, k); the index asks Chroma for max(k, ef_search) neighbours."""
     import numpy as np
+
+    from engine.index.vector import VectorIndex
 
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((3000, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = [f"v{i}" for i in range(len(vectors))]
-    index = engine.vectors
+    index = VectorIndex.open_embedded(tmp_path / "chroma")
     index.upsert(ids, vectors)
     try:
         cues = rng.standard_normal((20, 384)).astype(np.float32)

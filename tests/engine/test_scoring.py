@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine.errors import InvalidWeightsError
-from engine.models import Candidate, Memory, MemoryKind, Signals
+from engine.models import Memory, MemoryKind, RecallResult, Signals
 from engine.recall import scoring
 from engine.recall.scoring import ScoringWeights
 
@@ -48,9 +48,9 @@ def test_composite_is_the_weighted_sum() -> None:
 
 
 def test_rescore_reorders_without_touching_signals() -> None:
-    old_important = Candidate(memory(age_days=20, importance=1.0, mid="OLD"), 0.5, ())
-    new_plain = Candidate(memory(age_days=0, importance=0.1, mid="NEW"), 0.5, ())
-    ranked = scoring.score_candidates([old_important, new_plain], ScoringWeights(0, 0, 1, 0), NOW)
+    found = [memory(age_days=20, importance=1.0, mid="OLD"), memory(age_days=0, importance=0.1, mid="NEW")]
+    unranked = [RecallResult(m, 0.0, scoring.signals_for(m, 0.5, NOW), ()) for m in reversed(found)]
+    ranked = scoring.rescore(unranked, ScoringWeights(0, 0, 1, 0))
     assert [r.memory.id for r in ranked] == ["OLD", "NEW"]
     flipped = scoring.rescore(ranked, ScoringWeights(0, 1, 0, 0))
     assert [r.memory.id for r in flipped] == ["NEW", "OLD"]

@@ -58,4 +58,4 @@ def sample_engine(
     data = tmp_path_factory.mktemp("sample-index")
     # Read the corpus as a user would: after its events (January to July 2026).
     with MemoryEngine(data, embedder=embedder, clock=ManualClock(AFTER_THE_CORPUS)) as eng:
-        yield eng, eng.index([SAMPLE_DATA])
+        yield eng, eng.ingest([SAMPLE_DATA])

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.cli import main
 from engine.embedding import SentenceTransformerEmbedder
+from interfaces.cli import main
 from tests.ingest.test_pipeline import story
 
 Write = Callable[[str, str | bytes], Path]

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from engine.errors import AmbiguousEntityError
-from engine.ingest.entities import EntityRecord, EntityRegistry, EntityResolver, clean_name, mention_type, normalise
+from engine.ingest.entities import EntityResolver, aliases_for, mention_type
+from engine.names import clean_name, normalise
+from engine.store.entities import EntityRecord, EntityRegistry
 from engine.store.records import RecordStore
 
 
@@ -96,7 +98,7 @@ def registry(tmp_path: Path) -> EntityRegistry:
         EntityRecord("dana scott", "Dana Scott", "person", 1),
     ]
     with store.transaction() as cur:
-        EntityRegistry.save(cur, records)
+        EntityRegistry.save(cur, [(r, aliases_for(r)) for r in records])
     return reg
 
 

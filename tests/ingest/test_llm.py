@@ -87,7 +87,7 @@ def contents(engine: MemoryEngine) -> dict[str, str]:
 def test_llm_propositions_dates_causes_and_relations(
     engine: MemoryEngine, write: Write, fake_llm: FakeOpenAI, nlp: object
 ) -> None:
-    summary = engine.index([write("2026-02-18-atlas.md", NOTE)], extractor="llm")
+    summary = engine.ingest([write("2026-02-18-atlas.md", NOTE)], extractor="llm")
     assert (summary.extractor, summary.llm_fallbacks) == ("llm", 0)
     props = contents(engine)
     assert set(props) == {"The Atlas launch failed.", "QA testing was skipped.", "Brightpath Software released Atlas."}
@@ -110,7 +110,7 @@ def test_a_failing_llm_falls_back_to_the_offline_extractor(
     engine: MemoryEngine, write: Write, fake_llm: FakeOpenAI, nlp: object, status: int, content: str
 ) -> None:
     fake_llm.status, fake_llm.content = status, content
-    summary = engine.index([write("2026-02-18-atlas.md", NOTE)], extractor="llm")
+    summary = engine.ingest([write("2026-02-18-atlas.md", NOTE)], extractor="llm")
     assert summary.llm_fallbacks == 1
     assert "Brightpath Software released Atlas." in contents(engine)  # the offline sentence split
 
@@ -121,12 +121,12 @@ def test_the_llm_extractor_needs_its_configuration(
     monkeypatch.delenv("HEBBS_LLM_BASE_URL", raising=False)
     monkeypatch.delenv("HEBBS_LLM_MODEL", raising=False)
     with pytest.raises(ExtractorError, match="HEBBS_LLM_BASE_URL"):
-        engine.index([write("a.md", "Text here.")], extractor="llm")
+        engine.ingest([write("a.md", "Text here.")], extractor="llm")
 
 
 def test_the_extractor_can_be_chosen_by_environment(
     engine: MemoryEngine, write: Write, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, nlp: object
 ) -> None:
     monkeypatch.setenv("HEBBS_INDEX_EXTRACTOR", "llm")
-    assert engine.index([write("2026-02-18-atlas.md", NOTE)]).extractor == "llm"
+    assert engine.ingest([write("2026-02-18-atlas.md", NOTE)]).extractor == "llm"
     assert len(fake_llm.requests) == 1

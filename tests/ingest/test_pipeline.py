@@ -94,7 +94,7 @@ def indexed(
 
     folder = story(write)
     engine = MemoryEngine(root / "data", embedder=embedder, clock=ManualClock(START))
-    return engine, engine.index([folder])
+    return engine, engine.ingest([folder])
 
 
 def test_documents_and_propositions_with_their_edges(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
@@ -195,20 +195,24 @@ def test_analogical_cues_are_read_with_the_same_extractor(indexed: tuple[MemoryE
 
 def test_reindexing_an_unchanged_folder_changes_nothing(engine: MemoryEngine, write: Write, nlp: object) -> None:
     folder = story(write)
-    engine.index([folder])
+    engine.ingest([folder])
     before = {m.id for m in engine.list_memories(limit=1000)}
-    edges_before = {(e.source, e.target, e.type, e.confidence) for e in engine.store.edges()}
-    again = engine.index([folder])
+    edges_before = all_edges(engine, before)
+    again = engine.ingest([folder])
     assert (again.documents_unchanged, again.documents_indexed, again.propositions_added) == (5, 0, 0)
     assert {m.id for m in engine.list_memories(limit=1000)} == before
-    assert {(e.source, e.target, e.type, e.confidence) for e in engine.store.edges()} == edges_before
+    assert all_edges(engine, before) == edges_before
+
+
+def all_edges(engine: MemoryEngine, ids: set[str]) -> set[tuple]:
+    return {(e.source, e.target, e.type, e.confidence) for i in ids for e in engine.edges_of(i)}
 
 
 def test_a_changed_document_keeps_unchanged_propositions_and_their_access_counts(
     engine: MemoryEngine, write: Write, nlp: object, clock: ManualClock
 ) -> None:
     folder = story(write)
-    engine.index([folder])
+    engine.ingest([folder])
     kept = by_content(engine, "NordHost is a hosting company")
     changed = by_content(engine, "was not notified")
     engine.recall("x", strategies=["temporal"], entity_id="nordhost", top_k=5)
@@ -216,7 +220,7 @@ def test_a_changed_document_keeps_unchanged_propositions_and_their_access_counts
     write("legal/2026-03-02-change.md", CHANGE.replace("in Oslo", "in Oslo and Reykjavik")
           + "\nThe nightly backup job completed successfully.\n")
     clock.advance(days=1)
-    summary = engine.index([folder])
+    summary = engine.ingest([folder])
     assert (summary.documents_indexed, summary.documents_unchanged) == (1, 4)
     assert (summary.propositions_kept, summary.propositions_added, summary.propositions_removed) == (1, 2, 1)
     assert engine.get(changed).access_count == 0  # kept: same id (it was never recalled)
@@ -229,13 +233,13 @@ def test_access_counts_survive_a_change_elsewhere_in_the_document(
     engine: MemoryEngine, write: Write, nlp: object
 ) -> None:
     folder = story(write)
-    engine.index([folder])
+    engine.ingest([folder])
     notified = by_content(engine, "was not notified")
     engine.recall("x", strategies=["temporal"], entity_id="meridian", top_k=100)
     count = engine.get(notified).access_count
     assert count == 1
     write("legal/2026-03-02-change.md", CHANGE.replace("NordHost is a hosting company in Oslo.", ""))
-    summary = engine.index([folder])
+    summary = engine.ingest([folder])
     assert summary.propositions_removed == 1
     assert engine.get(notified).access_count == count  # same id, same count
     assert not [m for m in engine.list_memories(limit=1000) if "hosting company" in m.content]
@@ -243,9 +247,9 @@ def test_access_counts_survive_a_change_elsewhere_in_the_document(
 
 def test_a_removed_file_is_forgotten(engine: MemoryEngine, write: Write, nlp: object) -> None:
     folder = story(write)
-    engine.index([folder])
+    engine.ingest([folder])
     (folder / "2026-03-21-triage.json").unlink()
-    summary = engine.index([folder])
+    summary = engine.ingest([folder])
     assert summary.documents_removed == 1 and summary.documents == 4
     assert not [m for m in engine.list_memories(limit=1000) if "paused new backups" in m.content]
     assert engine.stats()["vector_index"] == engine.stats()["memories"]
@@ -253,16 +257,16 @@ def test_a_removed_file_is_forgotten(engine: MemoryEngine, write: Write, nlp: ob
 
 def test_user_edges_survive_reindexing(engine: MemoryEngine, write: Write, nlp: object) -> None:
     folder = story(write)
-    engine.index([folder])
+    engine.ingest([folder])
     a, b = by_content(engine, "Dana Whitfield signed"), by_content(engine, "NordHost is a hosting company")
     engine.add_edge(a, b, "related_to", 0.7)
     write("legal/2026-04-03-escalation.md", ESCALATION + "\nEleanor Voss opened the item.\n")
-    engine.index([folder])
+    engine.ingest([folder])
     assert any(e.type == EdgeType.RELATED_TO and e.target == b for e in engine.edges_of(a))
 
 
 def test_forget_and_list_take_an_alias(engine: MemoryEngine, write: Write, nlp: object) -> None:
-    engine.index([story(write)])
+    engine.ingest([story(write)])
     assert {m.entity_id for m in engine.list_memories(entity_id="sofia", limit=10)} == {"sofia lindqvist"}
     forgotten = engine.forget(entity_id="sofia")
     assert forgotten and not engine.list_memories(entity_id="sofia lindqvist", limit=10)
@@ -280,7 +284,7 @@ def test_bad_files_are_skipped_with_a_reason(
     write("huge.txt", "The vendor renewed the contract. " * 200)
     write("broken.json", "[{]")
     write("latin.txt", "caf\xe9".encode("latin-1"))
-    summary = engine.index([write("ok.md", "# Fine\n\nThe vendor renewed the contract.\n").parent])
+    summary = engine.ingest([write("ok.md", "# Fine\n\nThe vendor renewed the contract.\n").parent])
     assert summary.documents_indexed == 1 and summary.propositions_added == 1
     reasons = {s.path.split("/")[-1]: s.reason.split(" (")[0] for s in summary.skipped}
     assert reasons == {"empty.txt": "empty file", "binary.md": "binary file", "huge.txt": "too large",
@@ -304,10 +308,10 @@ def test_a_failure_midway_keeps_what_was_indexed_and_a_rerun_completes_it(
 
     monkeypatch.setattr(pipeline, "_write", failing)
     with pytest.raises(OSError, match="disk full"):
-        engine.index([folder])
+        engine.ingest([folder])
     assert len(engine.list_memories(kind="document", limit=10)) == 2  # two batches committed, intact
     monkeypatch.setattr(pipeline, "_write", real_write)
-    summary = engine.index([folder])
+    summary = engine.ingest([folder])
     assert (summary.documents_unchanged, summary.documents_indexed) == (2, 3)
     assert len(engine.list_memories(kind="document", limit=10)) == 5
     contents = [m.content for m in engine.list_memories(kind="proposition", limit=1000)]
@@ -317,7 +321,7 @@ def test_a_failure_midway_keeps_what_was_indexed_and_a_rerun_completes_it(
 
 
 def test_a_missing_path_is_reported(engine: MemoryEngine, tmp_path: Path) -> None:
-    summary = engine.index([tmp_path / "nope"])
+    summary = engine.ingest([tmp_path / "nope"])
     assert [s.reason for s in summary.skipped] == ["no such file or folder"]
     assert summary.documents == 0
 
@@ -325,7 +329,7 @@ def test_a_missing_path_is_reported(engine: MemoryEngine, tmp_path: Path) -> Non
 def test_files_without_dates_use_their_modification_time(engine: MemoryEngine, write: Write, nlp: object) -> None:
     path = write("notes.txt", "Notes\n\nThe vendor renewed the contract.\n")
     os.utime(path, (1767225600, 1767225600))
-    engine.index([path])
+    engine.ingest([path])
     (memory,) = engine.list_memories(kind="proposition", limit=10)
     assert memory.created_at == datetime(2026, 1, 1, tzinfo=UTC)
     assert memory.context["time_source"] == "document"
@@ -333,7 +337,7 @@ def test_files_without_dates_use_their_modification_time(engine: MemoryEngine, w
 
 def test_an_ambiguous_entity_name_is_a_clear_error(engine: MemoryEngine, write: Write, nlp: object) -> None:
     write("legal/2026-05-01-hire.md", "# Hire\n\nDana Scott joined the legal team of Meridian Analytics.\n")
-    engine.index([story(write)])
+    engine.ingest([story(write)])
     with pytest.raises(AmbiguousEntityError) as err:
         engine.recall("x", strategies=["temporal"], entity_id="dana", top_k=5)
     assert "'dana scott' (person)" in str(err.value) and "'dana whitfield' (person)" in str(err.value)
@@ -354,6 +358,6 @@ def test_a_document_the_extractor_fails_on_is_skipped_not_fatal(
 
     monkeypatch.setattr(OfflineExtractor, "analyse", fragile)
     write("a.md", "# A\n\nThe vendor renewed the contract.\n")
-    summary = engine.index([write("b.md", "# B\n\nBOOM went the parser.\n").parent])
+    summary = engine.ingest([write("b.md", "# B\n\nBOOM went the parser.\n").parent])
     assert summary.documents_indexed == 1
     assert [(s.path, s.reason) for s in summary.skipped] == [("docs/b.md", "could not be analysed (parser exploded)")]

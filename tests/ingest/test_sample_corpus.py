@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine import MemoryEngine
-from engine.cli import main
 from engine.ingest.summary import IndexSummary
+from interfaces.cli import main
 
 pytestmark = pytest.mark.slow
 Indexed = tuple[MemoryEngine, IndexSummary]

@@ -132,7 +132,7 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     path = tmp_path_factory.mktemp("sample") / "data"
     engine = open_engine(path)
     if hasattr(engine, "index") and SAMPLE_DATA_DIR.is_dir():
-        engine.index([str(SAMPLE_DATA_DIR)])
+        engine.ingest([str(SAMPLE_DATA_DIR)])
         ids: dict[str, str] = {}
     else:
         ids = seed(engine)

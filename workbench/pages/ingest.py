@@ -17,16 +17,13 @@ UPLOADS_DIRNAME = "uploads"
 
 def index(engine: MemoryEngine, paths: Sequence[Path], what: str) -> None:
     """Index `paths` with a progress bar; keep the summary for display."""
-    if not hasattr(engine, "index"):
-        st.error("This engine cannot index files yet (MemoryEngine.index is missing).", icon=":material/error:")
-        return
     bar = st.progress(0.0, text=f"Indexing {what}…")
 
     def on_progress(phase: str, done: int, total: int) -> None:
         fraction = 1.0 if not total else min(1.0, max(0.0, done / total))
         bar.progress(fraction, text=f"Indexing {what}: {phase} {done} of {total}")
 
-    summary = attempt(engine.index, [str(p) for p in paths], progress=on_progress, action="Indexing failed")
+    summary = attempt(engine.ingest, [str(p) for p in paths], progress=on_progress, action="Indexing failed")
     if summary is None:
         bar.empty()
         return

@@ -1,7 +1,9 @@
 """`hebbs`: the command line. Output is a readable table by default and JSON with `--format json`.
 
-Every bad input ends as one line on stderr and exit code 2, with nothing written. Commands that need no
-model (get, stats, forget, list, temporal recall) never import torch.
+Each command parses its options into an `engine.api` request (the one validation path), runs it with
+`MemoryEngine.handle` and prints the response (`to_dict()` is the JSON). Every bad input ends as one line
+on stderr with the exit code of `interfaces.errors`, with nothing written. Commands that need no model
+(get, stats, forget, list, temporal recall) never import torch.
 """
 
 from __future__ import annotations
@@ -15,14 +17,25 @@ from typing import Any, NoReturn
 import click
 
 from engine import config
-from engine.cli_options import common_options, data_dir_option, format_option
-from engine.errors import HebbsError, InvalidEdgeError
-from engine.models import EdgeSpec, Memory, RecallResult
+from engine.api import (
+    ForgetRequest,
+    GetRequest,
+    ListRequest,
+    RecallRequest,
+    RememberRequest,
+    Request,
+    ReviseRequest,
+    StatsRequest,
+)
+from engine.errors import HebbsError
+from engine.models import Memory, RecallResult
+from interfaces.cli.options import common_options, data_dir_option, format_option
+from interfaces.errors import outcome_of
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"hebbs: error: {message}", err=True)
-    sys.exit(2)
+    sys.exit(code)
 
 
 class HebbsGroup(click.Group):
@@ -39,13 +52,19 @@ class HebbsGroup(click.Group):
         except click.ClickException as exc:
             _fail(exc.format_message().replace("\n", " "))
         except HebbsError as exc:
-            _fail(str(exc))
+            _fail(str(exc), outcome_of(exc).exit_code)
 
 
 def _engine() -> Any:
     from engine.facade import MemoryEngine
 
     return MemoryEngine(click.get_current_context().obj["data_dir"])
+
+
+def _run(request: Request) -> Any:
+    """Run a parsed request on the data dir's engine; the response."""
+    with _engine() as eng:
+        return eng.handle(request)
 
 
 def _json_mode() -> bool:
@@ -65,22 +84,6 @@ def main(data_dir: Path | None, fmt: str | None) -> None:
 
 
 # --- writes ------------------------------------------------------------------------------------------
-def parse_edge(text: str) -> EdgeSpec:
-    """`TARGET:TYPE[:CONFIDENCE]`, e.g. `01J...:caused_by:0.9`."""
-    from engine import validation
-
-    parts = text.split(":")
-    if len(parts) not in (2, 3) or not parts[0] or not parts[1]:
-        raise InvalidEdgeError(f"an edge is TARGET:TYPE[:CONFIDENCE], got {text!r}")
-    confidence: float = 1.0
-    if len(parts) == 3:
-        try:
-            confidence = float(parts[2])
-        except ValueError:
-            raise InvalidEdgeError(f"edge confidence must be a number, got {parts[2]!r}") from None
-    return EdgeSpec(parts[0], validation.edge_type(parts[1]), validation.confidence(confidence))
-
-
 @main.command()
 @click.argument("content")
 @click.option("--entity-id", help="The entity this memory is about (its timeline).")
@@ -100,18 +103,18 @@ def remember(
     kind: str,
 ) -> None:
     """Store a memory."""
-    specs = tuple(parse_edge(e) for e in edges)
-    with _engine() as eng:
-        memory = eng.remember(
-            content,
-            importance=importance,
-            context=context_json,
-            entity_id=entity_id,
-            kind=kind,
-            created_at=created_at,
-            edges=specs,
-        )
-    _print_memory(memory)
+    request = RememberRequest.parse(
+        {
+            "content": content,
+            "importance": importance,
+            "context": context_json,
+            "entity_id": entity_id,
+            "kind": kind,
+            "created_at": created_at,
+            "edges": list(edges),
+        }
+    )
+    _print_memory(_run(request))
 
 
 @main.command()
@@ -129,11 +132,11 @@ def revise(
     entity_id: str | None,
 ) -> None:
     """Change a memory in place; the old state is kept as a linked revision."""
-    with _engine() as eng:
-        memory = eng.revise(
-            memory_id, content=content, importance=importance, context=context_json, entity_id=entity_id
-        )
-    _print_memory(memory)
+    request = ReviseRequest.parse(
+        {"memory_id": memory_id, "content": content, "importance": importance, "context": context_json,
+         "entity_id": entity_id}
+    )
+    _print_memory(_run(request))
 
 
 @main.command()
@@ -144,10 +147,10 @@ def forget(memory_ids: Sequence[str], entity_id: str | None) -> None:
     """Forget memories by id, or all memories of an entity."""
     if not memory_ids and not entity_id:
         raise click.UsageError("give memory ids or --entity-id")
-    with _engine() as eng:
-        forgotten = eng.forget(list(memory_ids), entity_id=entity_id)
+    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id}))
+    forgotten = response.forgotten
     if _json_mode():
-        _emit_json({"forgotten": forgotten})
+        _emit_json(response.to_dict())
     else:
         click.echo(f"forgot {len(forgotten)} memor{'y' if len(forgotten) == 1 else 'ies'}")
 
@@ -158,23 +161,30 @@ def forget(memory_ids: Sequence[str], entity_id: str | None) -> None:
 @common_options
 def get(memory_id: str) -> None:
     """Show one memory."""
-    with _engine() as eng:
-        memory = eng.get(memory_id)
-    _print_memory(memory)
+    _print_memory(_run(GetRequest.parse({"memory_id": memory_id})))
 
 
 @main.command(name="list")
 @click.option("--entity-id", help="Only this entity.")
 @click.option("--kind", help="Only this kind.")
 @click.option("--time-range", help="START:END dates or START..END date-times.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@click.option("--min-importance", type=float, help="Only memories at least this important.")
+@click.option("--limit", type=int, default=config.DEFAULT_LIST_LIMIT, show_default=True)
+@click.option("--offset", type=int, default=0, show_default=True, help="Skip this many matches (paging).")
 @common_options
-def list_command(entity_id: str | None, kind: str | None, time_range: str | None, limit: int) -> None:
+def list_command(
+    entity_id: str | None, kind: str | None, time_range: str | None, min_importance: float | None, limit: int,
+    offset: int,
+) -> None:
     """List memories, newest first."""
-    with _engine() as eng:
-        memories = eng.list_memories(entity_id=entity_id, kind=kind, time_range=time_range, limit=limit)
+    request = ListRequest.parse(
+        {"entity_id": entity_id, "kind": kind, "time_range": time_range, "min_importance": min_importance,
+         "limit": limit, "offset": offset}
+    )
+    response = _run(request)
+    memories = response.memories
     if _json_mode():
-        _emit_json({"memories": [m.to_dict() for m in memories]})
+        _emit_json(response.to_dict())
         return
     from rich.table import Table
 
@@ -186,14 +196,15 @@ def list_command(entity_id: str | None, kind: str | None, time_range: str | None
             m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}", _clip(m.content, 70)
         )
     _console().print(table)
+    if response.total > len(memories):
+        click.echo(f"{len(memories)} of {response.total} matches (--offset {offset}, --limit {limit})")
 
 
 @main.command()
 @common_options
 def stats() -> None:
     """Counts of memories, vectors (read from Chroma), edges and entities."""
-    with _engine() as eng:
-        counts = eng.stats()
+    counts = _run(StatsRequest.parse({})).to_dict()
     if _json_mode():
         _emit_json(counts)
     else:
@@ -252,27 +263,26 @@ def recall(
     analogical_alpha: float,
 ) -> None:
     """Recall memories for a cue, ranked by the composite score."""
-    from engine.recall.request import build_request
-
-    request = build_request(
-        cue,
-        strategies=list(strategies) or None,
-        top_k=top_k,
-        scoring_weights=weights,
-        entity_id=entity_id,
-        time_range=time_range,
-        seed_memory_id=seed,
-        max_depth=max_depth,
-        edge_types=edge_types,
-        ef_search=ef_search,
-        analogical_alpha=analogical_alpha,
+    request = RecallRequest.parse(
+        {
+            "cue": cue,
+            "strategies": list(strategies) or None,
+            "top_k": top_k,
+            "scoring_weights": weights,
+            "entity_id": entity_id,
+            "time_range": time_range,
+            "seed_memory_id": seed,
+            "max_depth": max_depth,
+            "edge_types": edge_types,
+            "ef_search": ef_search,
+            "analogical_alpha": analogical_alpha,
+        }
     )
-    with _engine() as eng:
-        results = eng.recall(request)
+    response = _run(request)
     if _json_mode():
-        _emit_json({"results": [r.to_dict() for r in results]})
+        _emit_json(response.to_dict())
     else:
-        _print_results(results, request.scoring_weights)
+        _print_results(response.results, request.scoring_weights)
 
 
 # --- output ------------------------------------------------------------------------------------------
@@ -343,7 +353,7 @@ def _detail_label(d: dict[str, Any]) -> str:
     return f"sim {d['relevance']:.2f}"
 
 
-from engine.ingest.cli import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
 
 main.add_command(index_command)
 

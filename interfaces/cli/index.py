@@ -1,6 +1,6 @@
 """`hebbs index PATH...`: index documents, with a progress bar while it runs and a summary at the end.
 
-Registered on the `hebbs` group by engine/cli.py. It takes `--data-dir` and `--format` like every other
+Registered on the `hebbs` group by interfaces/cli/main.py. It takes `--data-dir` and `--format` like every other
 command (before or after the command name). spaCy and the embedding model load only when there is
 something new to analyse.
 """
@@ -16,8 +16,9 @@ from typing import Any
 import click
 
 from engine import config
-from engine.cli_options import common_options
+from engine.api import IngestRequest
 from engine.ingest.summary import IndexSummary
+from interfaces.cli.options import common_options
 
 _PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, embedding",
            "writing": "writing memories", "linking": "linking edges"}
@@ -41,8 +42,9 @@ def index_command(paths: Sequence[Path], extractor: str | None) -> None:
 
     obj = click.get_current_context().obj
     json_mode = obj["format"] == "json"
+    request = IngestRequest.parse({"paths": list(paths), "extractor": extractor})
     with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
-        summary = engine.index(list(paths), progress=progress, extractor=extractor)
+        summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor)
     if json_mode:
         click.echo(json.dumps(summary.to_dict(), ensure_ascii=False, indent=2))
     else:

@@ -1,0 +1,552 @@
+"""Transport-free requests: one frozen dataclass per operation, each with one `parse(mapping)`.
+
+`parse` is the only validation path. The facade's keyword arguments, the CLI, the workbench and the
+servers all build their request through it, so a bad input raises the same `ValidationError` subclass
+with the same message whichever way it arrived. A request that exists has been validated: the engine
+never checks its fields again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+from engine import config, validation
+from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
+from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
+from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
+
+TimeRange = tuple[datetime | None, datetime | None]
+
+
+def _fields_of(raw: object, op: str, allowed: Iterable[str]) -> dict[str, Any]:
+    """The request's fields as a dict; unknown names are an error (a typo must not be ignored silently)."""
+    if not isinstance(raw, Mapping):
+        raise ValidationError(f"{op} request must be an object of fields, got {type(raw).__name__}")
+    names = tuple(allowed)
+    unknown = [str(k) for k in raw if k not in names]
+    if unknown:
+        raise ValidationError(f"unknown field(s) for {op}: {', '.join(sorted(unknown))}; expected {', '.join(names)}")
+    return dict(raw)
+
+
+def _int(name: str, value: object, lo: int, hi: int, error: type[ValidationError] = InvalidRecallError) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(f"{name} must be an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise error(f"{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _memory_id(value: object, what: str = "memory id") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _optional_memory_id(value: object, what: str) -> str | None:
+    return None if value in (None, "") else _memory_id(value, what)
+
+
+def parse_edge_spec(value: object) -> EdgeSpec:
+    """An edge from a new memory: `EdgeSpec`, `TARGET:TYPE[:CONF]`, `(target, type[, conf])` or
+    `{target, type, confidence?}`. The one place edge specs are parsed."""
+    target: object
+    type_: object
+    conf: object
+    attrs: object
+    if isinstance(value, EdgeSpec):
+        target, type_, conf, attrs = value.target, value.type, value.confidence, value.attrs
+    elif isinstance(value, str):
+        parts = value.split(":")
+        if len(parts) not in (2, 3) or not parts[0] or not parts[1]:
+            raise InvalidEdgeError(f"an edge is TARGET:TYPE[:CONFIDENCE], got {value!r}")
+        target, type_, attrs = parts[0], parts[1], {}
+        try:
+            conf = float(parts[2]) if len(parts) == 3 else 1.0
+        except ValueError:
+            raise InvalidEdgeError(f"edge confidence must be a number, got {parts[2]!r}") from None
+    elif isinstance(value, tuple | list) and len(value) in (2, 3):
+        target, type_ = value[0], value[1]
+        conf, attrs = (value[2] if len(value) == 3 else 1.0), {}
+    elif isinstance(value, Mapping):
+        unknown = set(value) - {"target", "type", "confidence", "attrs"}
+        if unknown:
+            raise InvalidEdgeError(f"an edge takes target, type, confidence, not {', '.join(sorted(unknown))}")
+        target, type_ = value.get("target"), value.get("type")
+        conf, attrs = value.get("confidence", 1.0), value.get("attrs") or {}
+    else:
+        raise InvalidEdgeError(f"an edge is TARGET:TYPE[:CONFIDENCE] or {{target, type, confidence}}, got {value!r}")
+    if not isinstance(attrs, Mapping):
+        raise InvalidEdgeError(f"edge attrs must be an object, got {type(attrs).__name__}")
+    return EdgeSpec(
+        _memory_id(target, "edge target"), validation.edge_type(type_), validation.confidence(conf), dict(attrs)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NewEdge:
+    """An edge between two stored memories: `source --type--> target`."""
+
+    source: str
+    target: str
+    type: EdgeType
+    confidence: float = 1.0
+    attrs: Mapping[str, Any] | None = None
+
+    @classmethod
+    def parse(cls, value: object) -> NewEdge:
+        """`NewEdge`, an `Edge`, `(source, target, type[, confidence])` or `{source, target, type, confidence?}`."""
+        if isinstance(value, NewEdge):
+            return value
+        if isinstance(value, tuple | list) and len(value) in (3, 4):
+            source, rest = value[0], (value[1], value[2], *(value[3:]))
+        elif isinstance(value, Mapping):
+            source = value.get("source")
+            rest = {k: v for k, v in value.items() if k != "source"}  # type: ignore[assignment]
+        elif hasattr(value, "source") and hasattr(value, "target") and hasattr(value, "type"):
+            source = value.source
+            rest = (value.target, value.type, getattr(value, "confidence", 1.0))
+        else:
+            raise InvalidEdgeError(f"an edge is (source, target, type[, confidence]), got {value!r}")
+        spec = parse_edge_spec(rest)
+        return cls(_memory_id(source, "edge source"), spec.target, spec.type, spec.confidence, spec.attrs)
+
+
+# --- writes --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RememberRequest:
+    """One memory to store; the engine assigns its id and times."""
+
+    OP: ClassVar[str] = "remember"
+    content: str
+    importance: float = config.DEFAULT_IMPORTANCE
+    context: Mapping[str, Any] | None = None
+    entity_id: str | None = None
+    kind: MemoryKind = MemoryKind.EPISODE
+    created_at: datetime | None = None
+    edges: tuple[EdgeSpec, ...] = ()
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | NewMemory) -> Self:
+        if isinstance(raw, NewMemory):
+            raw = {f.name: getattr(raw, f.name) for f in fields(raw)}
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        created = values.get("created_at")
+        edges = values.get("edges") or ()
+        if isinstance(edges, str | Mapping) or not isinstance(edges, Iterable):
+            edges = [edges]
+        return cls(
+            content=validation.content(values.get("content")),
+            importance=validation.importance(values.get("importance")),
+            context=validation.context(values.get("context")),
+            entity_id=validation.entity_id(values.get("entity_id")),
+            kind=validation.kind(values.get("kind", MemoryKind.EPISODE)),
+            created_at=None if created in (None, "") else validation.timestamp(created, what="created_at"),
+            edges=tuple(parse_edge_spec(e) for e in edges),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RememberManyRequest:
+    """A batch stored atomically: every item is validated before anything is written."""
+
+    OP: ClassVar[str] = "remember_many"
+    items: tuple[RememberRequest, ...]
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, ("items",))
+        items = values.get("items")
+        if isinstance(items, str | Mapping) or not isinstance(items, Iterable):
+            raise ValidationError(f"items must be a list of memories, got {type(items).__name__}")
+        return cls(tuple(_remember(item) for item in items))
+
+
+def _remember(item: object) -> RememberRequest:
+    if isinstance(item, RememberRequest):
+        return item
+    if isinstance(item, NewMemory | Mapping):
+        return RememberRequest.parse(item)
+    raise ValidationError(f"a memory to remember is an object with content, got {type(item).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class ReviseRequest:
+    """Change a memory in place; at least one field besides the id."""
+
+    OP: ClassVar[str] = "revise"
+    memory_id: str
+    content: str | None = None
+    importance: float | None = None
+    context: Mapping[str, Any] | None = None
+    entity_id: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        changes = {k: v for k, v in values.items() if k != "memory_id" and v is not None}
+        if not changes:
+            raise ValidationError("revise needs at least one of content, importance, context, entity_id")
+        return cls(
+            memory_id=_memory_id(values.get("memory_id")),
+            content=None if "content" not in changes else validation.content(changes["content"]),
+            importance=None if "importance" not in changes else validation.importance(changes["importance"]),
+            context=None if "context" not in changes else validation.context(changes["context"]),
+            entity_id=None if "entity_id" not in changes else validation.entity_id(changes["entity_id"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetRequest:
+    """Forget memories by id, or every memory of an entity (with their revisions)."""
+
+    OP: ClassVar[str] = "forget"
+    memory_ids: tuple[str, ...] = ()
+    entity_id: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, ("memory_ids", "entity_id"))
+        ids = values.get("memory_ids") or ()
+        if isinstance(ids, str):
+            ids = [ids]
+        if not isinstance(ids, Iterable):
+            raise ValidationError(f"memory_ids must be a list of ids, got {type(ids).__name__}")
+        request = cls(tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")))
+        if not request.memory_ids and request.entity_id is None:
+            raise ValidationError("forget needs memory ids or an entity_id")
+        return request
+
+
+@dataclass(frozen=True, slots=True)
+class AddEdgesRequest:
+    """Edges between stored memories, written in one transaction (bulk imports link a batch this way)."""
+
+    OP: ClassVar[str] = "add_edges"
+    edges: tuple[NewEdge, ...]
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, ("edges",))
+        edges = values.get("edges")
+        if isinstance(edges, str | Mapping) or not isinstance(edges, Iterable):
+            raise InvalidEdgeError(f"edges must be a list, got {type(edges).__name__}")
+        parsed = tuple(NewEdge.parse(e) for e in edges)
+        if not parsed:
+            raise InvalidEdgeError("edges must not be empty")
+        return cls(parsed)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRequest:
+    """Index documents (files or folders) into propositions, entities and edges."""
+
+    OP: ClassVar[str] = "ingest"
+    paths: tuple[Path, ...]
+    extractor: str | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, ("paths", "extractor"))
+        paths = values.get("paths")
+        if isinstance(paths, str | Path):
+            paths = [paths]
+        if not isinstance(paths, Iterable) or isinstance(paths, Mapping):
+            raise ValidationError(f"paths must be a list of files or folders, got {type(paths).__name__}")
+        parsed = tuple(Path(p) for p in paths if isinstance(p, str | Path) and str(p).strip())
+        if not parsed:
+            raise ValidationError("ingest needs at least one file or folder")
+        extractor = values.get("extractor")
+        if extractor is not None and extractor not in ("offline", "llm"):
+            raise ValidationError(f"unknown extractor {extractor!r}; expected offline or llm")
+        return cls(parsed, extractor)
+
+
+# --- reads ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class GetRequest:
+    OP: ClassVar[str] = "get"
+    memory_id: str
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(_memory_id(_fields_of(raw, cls.OP, ("memory_id",)).get("memory_id")))
+
+
+@dataclass(frozen=True, slots=True)
+class ListRequest:
+    """Memories filtered by entity, kind, time and importance, newest first; filters apply before paging."""
+
+    OP: ClassVar[str] = "list"
+    entity_id: str | None = None
+    kind: MemoryKind | None = None
+    time_range: TimeRange | None = None
+    min_importance: float | None = None
+    include_revisions: bool = True
+    limit: int = config.DEFAULT_LIST_LIMIT
+    offset: int = 0
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        kind = values.get("kind")
+        floor = values.get("min_importance")
+        revisions = values.get("include_revisions", True)
+        if not isinstance(revisions, bool):
+            raise ValidationError(f"include_revisions must be true or false, got {revisions!r}")
+        return cls(
+            entity_id=validation.entity_id(values.get("entity_id")),
+            kind=None if kind in (None, "") else validation.kind(kind),
+            time_range=validation.time_range(values.get("time_range")),
+            min_importance=None if floor is None else validation.importance(floor),
+            include_revisions=revisions,
+            limit=_int("limit", values.get("limit", config.DEFAULT_LIST_LIMIT), 1, config.MAX_LIST_LIMIT,
+                       ValidationError),
+            offset=_int("offset", values.get("offset", 0), 0, 2**53, ValidationError),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StatsRequest:
+    OP: ClassVar[str] = "stats"
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None = None) -> Self:
+        _fields_of(raw or {}, cls.OP, ())
+        return cls()
+
+
+@dataclass(frozen=True, slots=True)
+class NeighbourhoodRequest:
+    """The subgraph around a memory: what the causal-graph view draws and a REST client reads."""
+
+    OP: ClassVar[str] = "neighbourhood"
+    memory_id: str
+    depth: int = config.DEFAULT_NEIGHBOURHOOD_DEPTH
+    max_nodes: int = config.DEFAULT_NEIGHBOURHOOD_NODES
+    edge_types: frozenset[EdgeType] | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        return cls(
+            memory_id=_memory_id(values.get("memory_id")),
+            depth=_int("depth", values.get("depth", config.DEFAULT_NEIGHBOURHOOD_DEPTH), 1, config.MAX_DEPTH_CAP,
+                       ValidationError),
+            max_nodes=_int("max_nodes", values.get("max_nodes", config.DEFAULT_NEIGHBOURHOOD_NODES), 1,
+                           config.MAX_NEIGHBOURHOOD_NODES, ValidationError),
+            edge_types=_edge_types(values.get("edge_types")),
+        )
+
+
+def _edge_types(value: object) -> frozenset[EdgeType] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [t for t in value.split(",") if t.strip()]
+    if not isinstance(value, Iterable) or isinstance(value, Mapping):
+        raise InvalidRecallError(f"edge_types must be a list of edge types, got {value!r}")
+    types = frozenset(validation.edge_type(t.strip() if isinstance(t, str) else t) for t in value)
+    if not types:
+        raise InvalidRecallError("edge_types must name at least one edge type")
+    return types
+
+
+# --- recall --------------------------------------------------------------------------------------------
+def _weights(value: object) -> ScoringWeights:
+    if value is None:
+        return DEFAULT_WEIGHTS
+    if isinstance(value, ScoringWeights):
+        return value
+    if isinstance(value, str):
+        return ScoringWeights.parse(value)
+    if isinstance(value, Mapping):
+        return ScoringWeights.from_mapping(value)
+    raise InvalidRecallError(f"scoring_weights must be an object or R:T:I:F, got {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRequest:
+    """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2)."""
+
+    OP: ClassVar[str] = "recall"
+    cue: str = ""
+    strategies: tuple[Strategy, ...] = (Strategy.SIMILARITY,)
+    top_k: int = config.DEFAULT_TOP_K
+    scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
+    entity_id: str | None = None
+    time_range: TimeRange | None = None
+    ef_search: int = config.DEFAULT_EF_SEARCH
+    seed_memory_id: str | None = None
+    max_depth: int = config.DEFAULT_MAX_DEPTH
+    edge_types: frozenset[EdgeType] | None = None
+    analogical_alpha: float = config.DEFAULT_ANALOGICAL_ALPHA
+
+    @property
+    def needs_cue_embedding(self) -> bool:
+        return (
+            Strategy.SIMILARITY in self.strategies
+            or Strategy.ANALOGICAL in self.strategies
+            or (Strategy.CAUSAL in self.strategies and self.seed_memory_id is None)
+        )
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        strategies = values.get("strategies")
+        if strategies is None:
+            strategies = [Strategy.SIMILARITY]
+        elif isinstance(strategies, str):
+            strategies = [strategies]
+        elif not isinstance(strategies, Iterable) or isinstance(strategies, Mapping):
+            raise InvalidRecallError(f"strategies must be a list of strategy names, got {strategies!r}")
+        chosen = tuple(dict.fromkeys(validation.strategy(s) for s in strategies))
+        if not chosen:
+            raise InvalidRecallError("at least one strategy is required")
+        cue = values.get("cue")
+        if cue is None:
+            cue = ""
+        if not isinstance(cue, str):
+            raise InvalidRecallError(f"cue must be text, got {type(cue).__name__}")
+        alpha = values.get("analogical_alpha", config.DEFAULT_ANALOGICAL_ALPHA)
+        if isinstance(alpha, bool) or not isinstance(alpha, int | float):
+            raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {alpha!r}")
+        if not (math.isfinite(alpha) and 0.0 <= alpha <= 1.0):
+            raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {alpha:g}")
+        request = cls(
+            cue=cue,
+            strategies=chosen,
+            top_k=_int("top_k", values.get("top_k", config.DEFAULT_TOP_K), 1, config.MAX_TOP_K),
+            scoring_weights=_weights(values.get("scoring_weights")),
+            entity_id=validation.entity_id(values.get("entity_id")),
+            time_range=validation.time_range(values.get("time_range")),
+            ef_search=_int("ef_search", values.get("ef_search", config.DEFAULT_EF_SEARCH), 1, config.MAX_EF_SEARCH),
+            seed_memory_id=_optional_memory_id(values.get("seed_memory_id"), "seed_memory_id"),
+            max_depth=_int("max_depth", values.get("max_depth", config.DEFAULT_MAX_DEPTH), 1, config.MAX_DEPTH_CAP),
+            edge_types=_edge_types(values.get("edge_types")),
+            analogical_alpha=float(alpha),
+        )
+        if Strategy.TEMPORAL in chosen and request.entity_id is None:
+            raise InvalidRecallError("the temporal strategy needs an entity_id (whose timeline to read)")
+        if request.needs_cue_embedding and not cue.strip():
+            needs = [s.value for s in chosen if s != Strategy.TEMPORAL]
+            raise InvalidRecallError(f"a non-empty cue is required for {', '.join(needs)} recall")
+        return request
+
+
+@dataclass(frozen=True, slots=True)
+class PrimeRequest:
+    """An entity's recent memories, ranked by relevance to an optional cue: context to prime an agent with."""
+
+    OP: ClassVar[str] = "prime"
+    entity_id: str
+    cue: str = ""
+    top_k: int = config.DEFAULT_TOP_K
+    scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        entity = validation.entity_id(values.get("entity_id"))
+        if entity is None:
+            raise InvalidRecallError("prime needs an entity_id")
+        cue = values.get("cue") or ""
+        if not isinstance(cue, str):
+            raise InvalidRecallError(f"cue must be text, got {type(cue).__name__}")
+        return cls(
+            entity_id=entity,
+            cue=cue,
+            top_k=_int("top_k", values.get("top_k", config.DEFAULT_TOP_K), 1, config.MAX_TOP_K),
+            scoring_weights=_weights(values.get("scoring_weights")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RescoreRequest:
+    """Re-rank results already retrieved under new weights: no retrieval, no access counted."""
+
+    OP: ClassVar[str] = "rescore"
+    results: tuple[RecallResult, ...]
+    scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
+    top_k: int | None = None
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, ("results", "scoring_weights", "top_k"))
+        results = values.get("results")
+        if not isinstance(results, Sequence) or isinstance(results, str):
+            raise ValidationError(f"results must be a list of recall results, got {type(results).__name__}")
+        parsed = tuple(r if isinstance(r, RecallResult) else _result(r) for r in results)
+        top_k = values.get("top_k")
+        return cls(
+            parsed,
+            _weights(values.get("scoring_weights")),
+            None if top_k is None else _int("top_k", top_k, 1, config.MAX_TOP_K),
+        )
+
+
+def _result(raw: object) -> RecallResult:
+    if not isinstance(raw, Mapping):
+        raise ValidationError(f"a recall result is an object, got {type(raw).__name__}")
+    try:
+        return RecallResult.from_dict(raw)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValidationError(f"not a recall result: {exc}") from None
+
+
+Request = (
+    RememberRequest
+    | RememberManyRequest
+    | ReviseRequest
+    | ForgetRequest
+    | AddEdgesRequest
+    | IngestRequest
+    | GetRequest
+    | ListRequest
+    | StatsRequest
+    | NeighbourhoodRequest
+    | RecallRequest
+    | PrimeRequest
+    | RescoreRequest
+)
+
+REQUESTS: dict[str, type[Any]] = {
+    cls.OP: cls
+    for cls in (
+        RememberRequest,
+        RememberManyRequest,
+        ReviseRequest,
+        ForgetRequest,
+        AddEdgesRequest,
+        IngestRequest,
+        GetRequest,
+        ListRequest,
+        StatsRequest,
+        NeighbourhoodRequest,
+        RecallRequest,
+        PrimeRequest,
+        RescoreRequest,
+    )
+}
+
+
+def parse_request(op: str, raw: Mapping[str, Any]) -> Request:
+    """The request of an operation by name (`recall`, `remember`, ...), parsed: what transports call."""
+    try:
+        cls = REQUESTS[op]
+    except KeyError:
+        raise ValidationError(f"unknown operation {op!r}; expected one of {', '.join(REQUESTS)}") from None
+    request: Request = cls.parse(raw)
+    return request
+
+
+def build_request(cue: str | None = "", **params: Any) -> RecallRequest:
+    """`RecallRequest.parse` with the cue first: the short form notebooks use."""
+    return RecallRequest.parse({"cue": cue, **params})

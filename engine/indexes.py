@@ -1,0 +1,189 @@
+"""`Indexes`: the derived indexes, built lazily from the record store and kept in step with each write.
+
+The record store is the truth. The vector index (Chroma) is reconciled with it when first opened: pending
+deletes are applied, unsynced memories upserted, and a count mismatch with no marks to explain it (say its
+folder was deleted) repaired from the stored embeddings without the model. The timeline, graph and feature
+indexes live in memory and are rebuilt from the store on first use.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from engine import config
+from engine.index.graph import GraphIndex
+from engine.index.structure import StructureIndex
+from engine.index.timeline import TimelineIndex
+from engine.index.vector import VectorIndex
+from engine.models import Edge, MemoryKind
+from engine.store.records import MemoryRecord, RecordStore, to_micros
+
+log = logging.getLogger(__name__)
+
+VectorSource = VectorIndex | Callable[[], VectorIndex] | None
+
+
+class Indexes:
+    """Holds every derived index; `apply` / `add_edges` / `drop` follow committed writes."""
+
+    def __init__(self, store: RecordStore, data_dir: Path, vector_index: VectorSource = None) -> None:
+        self._store = store
+        self._data_dir = data_dir
+        self._vector_source = vector_index
+        self._lock = threading.RLock()
+        self._vectors: VectorIndex | None = None
+        self._timeline: TimelineIndex | None = None
+        self._graph: GraphIndex | None = None
+        self._structures: StructureIndex | None = None
+        self._revisions: set[str] | None = None
+
+    # --- lazy builds ---------------------------------------------------------------------------------
+    @property
+    def vectors(self) -> VectorIndex:
+        with self._lock:
+            if self._vectors is None:
+                source = self._vector_source
+                if isinstance(source, VectorIndex):
+                    index = source
+                elif source is not None:
+                    index = source()
+                else:
+                    index = VectorIndex.open_embedded(self._data_dir / config.VECTOR_DIRNAME)
+                self._reconcile(index)
+                self._vectors = index
+            return self._vectors
+
+    def _reconcile(self, index: VectorIndex) -> None:
+        """Bring the vector index in line with the record store: pending deletes, then unsynced upserts."""
+        store = self._store
+        pending = store.pending_deletes()
+        if pending:
+            index.delete(pending)
+            store.clear_pending_deletes(pending)
+        if index.count() != store.count() - store.count_unsynced():
+            log.warning("vector index out of step with the record store; rebuilding it")
+            in_index = index.all_ids()
+            index.delete(sorted(in_index - store.existing(in_index)))
+            store.mark_all_unsynced()
+        unsynced = store.unsynced()
+        for start in range(0, len(unsynced), 5000):
+            chunk = unsynced[start : start + 5000]
+            index.upsert([i for i, _ in chunk], np.stack([v for _, v in chunk]))
+            store.mark_synced([i for i, _ in chunk])
+
+    @property
+    def timeline(self) -> TimelineIndex:
+        with self._lock:
+            if self._timeline is None:
+                revisions = self.revision_ids()
+                with _bulk_build():
+                    rows = (r for r in self._store.timeline_rows() if r[2] not in revisions)
+                    self._timeline = TimelineIndex(rows)
+            return self._timeline
+
+    @property
+    def graph(self) -> GraphIndex:
+        with self._lock:
+            if self._graph is None:
+                with _bulk_build():
+                    self._graph = GraphIndex(self._store.edges())
+            return self._graph
+
+    @property
+    def structures(self) -> StructureIndex:
+        with self._lock:
+            if self._structures is None:
+                revisions = self.revision_ids()
+                with _bulk_build():
+                    self._structures = StructureIndex(
+                        (i, features) for i, features in self._store.features() if i not in revisions
+                    )
+            return self._structures
+
+    def revision_ids(self) -> set[str]:
+        """Revision memories: history, never returned by a strategy."""
+        with self._lock:
+            if self._revisions is None:
+                self._revisions = set(self._store.ids_of_kind(MemoryKind.REVISION))
+            return self._revisions
+
+    def warm(self) -> None:
+        """Build every index now (a server or a benchmark pays the cost up front, not on first recall)."""
+        for _ in (self.vectors, self.timeline, self.graph, self.structures):
+            pass
+
+    # --- follow committed writes ---------------------------------------------------------------------------
+    def apply(self, records: Sequence[MemoryRecord], edges: Sequence[Edge]) -> None:
+        """After a commit: upsert vectors (then mark them synced) and update the built in-memory indexes."""
+        if records:
+            ids = [r.memory.id for r in records]
+            self.vectors.upsert(ids, np.stack([r.embedding for r in records]))
+            self._store.mark_synced(ids)
+        with self._lock:
+            for r in records:
+                m = r.memory
+                if m.kind == MemoryKind.REVISION:
+                    if self._revisions is not None:
+                        self._revisions.add(m.id)
+                    continue
+                if self._timeline is not None and m.entity_id is not None:
+                    self._timeline.add(m.entity_id, to_micros(m.created_at), m.id)
+                if self._structures is not None:
+                    self._structures.add(m.id, r.structure.get("features", []))
+            self.add_edges(edges)
+
+    def add_edges(self, edges: Iterable[Edge]) -> None:
+        with self._lock:
+            if self._graph is not None:
+                for e in edges:
+                    self._graph.add(e)
+
+    def unplace(self, ids: Sequence[str]) -> None:
+        """Take memories off the timeline before they are re-added at a new place (a revised entity)."""
+        with self._lock:
+            if self._timeline is not None:
+                self._timeline.remove(ids)
+
+    def drop(self, ids: Sequence[str]) -> None:
+        """After a committed delete: remove from the vector index (clearing the pending marks) and the rest."""
+        if not ids:
+            return
+        self.vectors.delete(ids)
+        self._store.clear_pending_deletes(ids)
+        with self._lock:
+            for index in (self._timeline, self._structures):
+                if index is not None:
+                    index.remove(ids)
+            if self._graph is not None:
+                self._graph.remove_nodes(ids)
+            if self._revisions is not None:
+                self._revisions.difference_update(ids)
+
+    def edges_replaced(self) -> None:
+        """Derived edges were replaced in bulk (ingestion's linking pass): rebuild the graph on next use."""
+        with self._lock:
+            self._graph = None
+
+
+@contextmanager
+def _bulk_build() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an index is rebuilt from the store.
+
+    A rebuild allocates hundreds of thousands of objects that all stay alive; the collector kept rescanning
+    them and took two thirds of the time to open a 100,000-memory store. Nothing built here forms cycles
+    that need collecting, and the collector resumes as soon as the build ends.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,175 @@
+"""`Writer`: the one write path, below both the facade and ingestion.
+
+validate (done by `engine.api` parse) -> assign ids and times -> embed and extract structure -> one SQLite
+transaction (the truth, embeddings included) -> the derived indexes. A crash after the commit is repaired
+on the next open from the `vector_synced` marks, so an acknowledged write is never lost and never
+half-visible (recall only returns ids the record store holds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from engine import config, ids
+from engine.api.requests import NewEdge, RememberRequest, ReviseRequest
+from engine.clock import Clock
+from engine.embedding import Embedder
+from engine.errors import InvalidEdgeError, MemoryNotFoundError, StoreError
+from engine.indexes import Indexes
+from engine.models import Edge, EdgeType, Memory, MemoryKind
+from engine.store.records import MemoryRecord, RecordStore
+from engine.structure import StructureExtractor
+
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+class Writer:
+    """Writes memories, edges, revisions and deletes; every public method leaves store and indexes in step."""
+
+    def __init__(
+        self, store: RecordStore, indexes: Indexes, embedder: Embedder, extractor: StructureExtractor, clock: Clock
+    ) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.embedder = embedder
+        self.extractor = extractor
+        self.clock = clock
+
+    # --- the pieces ingestion composes ------------------------------------------------------------------
+    def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
+        """Embeddings of texts, in batches (progress after each)."""
+        batch = config.EMBED_BATCH_SIZE * 4
+        parts = []
+        for start in range(0, len(texts), batch):
+            parts.append(self.embedder.encode(texts[start : start + batch]))
+            if progress:
+                progress(min(start + batch, len(texts)), len(texts))
+        return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+
+    def new_memories(self, requests: Sequence[RememberRequest], now: datetime) -> list[Memory]:
+        """Memories for validated requests: fresh sortable ids, `created_at` defaulting to now."""
+        stamp = int(now.timestamp() * 1000)
+        return [
+            Memory(
+                id=ids.new_id(stamp),
+                content=r.content,
+                importance=r.importance,
+                context=dict(r.context or {}),
+                entity_id=r.entity_id,
+                kind=r.kind,
+                created_at=now if r.created_at is None else r.created_at,
+                updated_at=now,
+                last_accessed_at=None,
+                access_count=0,
+            )
+            for r in requests
+        ]
+
+    def commit(
+        self,
+        records: Sequence[MemoryRecord],
+        edges: Sequence[Edge] = (),
+        also: Callable[[sqlite3.Cursor], None] | None = None,
+    ) -> None:
+        """Store records and edges in one transaction (`also` writes rows that must commit with them), then
+        bring the indexes up to date. Durable once this returns."""
+        self._check_model()
+        self.store.insert(records, edges, also=also)
+        self.indexes.apply(records, edges)
+
+    def _check_model(self) -> None:
+        """A store is searched with the model that wrote it; refuse to mix models silently."""
+        stored = self.store.get_meta("embedding_model")
+        if stored is None:
+            self.store.set_meta("embedding_model", self.embedder.name)
+        elif stored != self.embedder.name:
+            raise StoreError(
+                f"this store was written with embedding model {stored!r}, not {self.embedder.name!r}; "
+                "open it with the same model"
+            )
+
+    # --- whole operations ------------------------------------------------------------------------------
+    def remember(self, requests: Sequence[RememberRequest], progress: Progress | None = None) -> list[Memory]:
+        """Store a batch atomically: edge targets checked first, embedded in batches, committed together."""
+        memories = self.new_memories(requests, self.clock.now())
+        targets = {spec.target for r in requests for spec in r.edges}
+        known = {m.id for m in memories}
+        missing = targets - known - self.store.existing(targets - known)
+        if missing:
+            raise InvalidEdgeError(f"edge target(s) not found: {', '.join(sorted(missing))}")
+        if not memories:
+            return []
+        texts = [m.content for m in memories]
+        embeddings = self.embed(texts, progress)
+        structures = self.extractor.extract(texts)
+        records = [MemoryRecord(m, e, s) for m, e, s in zip(memories, embeddings, structures, strict=True)]
+        edges = [
+            Edge(m.id, spec.target, spec.type, spec.confidence, dict(spec.attrs))
+            for m, r in zip(memories, requests, strict=True)
+            for spec in r.edges
+        ]
+        self.commit(records, edges)
+        return memories
+
+    def add_edges(self, new: Sequence[NewEdge]) -> list[Edge]:
+        """Edges between stored memories, in one transaction; every endpoint must exist."""
+        edges = [Edge(e.source, e.target, e.type, e.confidence, dict(e.attrs or {})) for e in new]
+        endpoints = {e.source for e in edges} | {e.target for e in edges}
+        missing = endpoints - self.store.existing(endpoints)
+        if missing:
+            raise InvalidEdgeError(f"edge endpoint(s) not found: {', '.join(sorted(missing)[:10])}")
+        self.store.add_edges(edges)
+        self.indexes.add_edges(edges)
+        return edges
+
+    def revise(self, request: ReviseRequest) -> Memory:
+        """Change a memory in place (same id); its previous state is kept as a `revision` memory."""
+        old = self.store.get_record(request.memory_id)
+        if old is None:
+            raise MemoryNotFoundError(f"no memory with id {request.memory_id}")
+        now = self.clock.now()
+        prev = old.memory
+        changes: dict[str, Any] = {
+            k: v
+            for k, v in (
+                ("content", request.content),
+                ("importance", request.importance),
+                ("context", None if request.context is None else dict(request.context)),
+                ("entity_id", request.entity_id),
+            )
+            if v is not None
+        }
+        updated = dataclasses.replace(prev, **changes, updated_at=now)
+        if updated.content != prev.content:
+            embedding = self.embed([updated.content])[0]
+            structure = self.extractor.extract([updated.content])[0]
+        else:
+            embedding, structure = old.embedding, old.structure
+        revision = dataclasses.replace(
+            prev,
+            id=ids.new_id(int(now.timestamp() * 1000)),
+            kind=MemoryKind.REVISION,
+            context={**prev.context, "revision_of": prev.id},
+            updated_at=now,
+            last_accessed_at=None,
+            access_count=0,
+        )
+        edge = Edge(prev.id, revision.id, EdgeType.REVISED_FROM, 1.0, {})
+        new_record = MemoryRecord(updated, embedding, structure)
+        revision_record = MemoryRecord(revision, old.embedding, old.structure)
+        self.store.revise(new_record, revision_record, edge)
+        self.indexes.unplace([prev.id])
+        self.indexes.apply([new_record, revision_record], [edge])
+        return updated
+
+    def forget(self, memory_ids: Sequence[str]) -> list[str]:
+        """Delete memories and, transitively, their revisions from the store, then from every index."""
+        deleted = self.store.delete(self.store.ids_with_revisions(memory_ids))
+        self.indexes.drop(deleted)
+        return deleted

@@ -1,0 +1,49 @@
+"""One table from each engine error class to what every transport reports: the CLI's exit code, the HTTP
+status and the gRPC status code (by name, so this module needs no grpc import).
+
+Bad input is the caller's to fix (2 / 4xx / INVALID_ARGUMENT ...); a store or model that cannot be used
+is the operator's (1 / 503 / UNAVAILABLE). An error not in the table is a bug: 1 / 500 / INTERNAL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.errors import (
+    AmbiguousEntityError,
+    ExtractorError,
+    HebbsError,
+    IngestError,
+    MemoryNotFoundError,
+    ModelLoadError,
+    StoreError,
+    ValidationError,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    exit_code: int
+    http_status: int
+    grpc_status: str  # a grpc.StatusCode member name
+
+
+# Most specific first: the first class an error is an instance of decides.
+ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
+    (AmbiguousEntityError, Outcome(2, 409, "FAILED_PRECONDITION")),
+    (ValidationError, Outcome(2, 400, "INVALID_ARGUMENT")),
+    (MemoryNotFoundError, Outcome(2, 404, "NOT_FOUND")),
+    (ExtractorError, Outcome(1, 502, "UNAVAILABLE")),
+    (IngestError, Outcome(2, 422, "INVALID_ARGUMENT")),
+    (StoreError, Outcome(1, 503, "UNAVAILABLE")),
+    (ModelLoadError, Outcome(1, 503, "UNAVAILABLE")),
+)
+UNEXPECTED = Outcome(1, 500, "INTERNAL")
+
+
+def outcome_of(error: BaseException) -> Outcome:
+    """How a transport reports `error`."""
+    for cls, outcome in ERROR_TABLE:
+        if isinstance(error, cls):
+            return outcome
+    return UNEXPECTED
