@@ -1,6 +1,6 @@
 """Every default of the engine, in one place.
 
-Interfaces (CLI, REST, workbench) read their defaults from here so they never drift apart.
+Interfaces (CLI, servers, workbench) read their defaults from here so they never drift apart.
 """
 
 from __future__ import annotations

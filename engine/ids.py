@@ -1,7 +1,7 @@
 """128-bit identifiers that sort by creation time (ULID layout, Crockford base32 text).
 
 48 bits of milliseconds then 80 random bits; within one millisecond the random part is incremented so
-ids made by one process stay strictly increasing. The gRPC API carries the same 16 bytes.
+ids made by one process stay strictly increasing. Binary transports carry the same 16 bytes.
 """
 
 from __future__ import annotations

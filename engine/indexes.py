@@ -67,7 +67,11 @@ class Indexes:
         if pending:
             index.delete(pending)
             store.clear_pending_deletes(pending)
-        if index.count() != store.count() - store.count_unsynced():
+        # Synced memories must all be in the index; unsynced ones may be there already (a revised memory, a
+        # crash in the middle of an upsert). Anything outside those bounds has no mark to explain it (say
+        # the index folder was deleted): repair it in full.
+        total, count = store.count(), index.count()
+        if not total - store.count_unsynced() <= count <= total:
             log.warning("vector index out of step with the record store; rebuilding it")
             in_index = index.all_ids()
             index.delete(sorted(in_index - store.existing(in_index)))

@@ -51,7 +51,7 @@ ANALYSIS_CHUNK = 8  # documents per nlp.pipe run: bounds memory, lets embedding 
 MAX_PROPOSITION_CHARS = 2000
 EMBED_DOCUMENT_CHARS = 600
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
+PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 @dataclass
@@ -100,7 +100,7 @@ def index_paths(
     writer: Writer,
     paths: Sequence[str | Path],
     *,
-    progress: Progress | None = None,
+    progress: PhaseProgress | None = None,
     extractor: Extractor | str | None = None,
 ) -> IndexSummary:
     """Index files and folders through `writer` (the engine's write path); see the module docstring."""
@@ -137,7 +137,7 @@ class _Run:
 
     writer: Writer
     extractor: Extractor
-    tick: Progress
+    tick: PhaseProgress
     summary: IndexSummary
     phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 

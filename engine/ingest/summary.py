@@ -1,4 +1,4 @@
-"""What one indexing run did, for the CLI's summary and for callers of `MemoryEngine.index`."""
+"""What one indexing run did, for the CLI's summary and for callers of `MemoryEngine.ingest`."""
 
 from __future__ import annotations
 

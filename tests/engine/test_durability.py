@@ -99,3 +99,18 @@ def test_forget_interrupted_before_chroma_is_finished_on_open(
         assert gone.id not in {r.memory.id for r in eng.recall("to be forgotten", top_k=5)}
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         assert eng.stats()["vector_index"] == eng.stats()["memories"] == 1
+
+
+def test_a_revision_in_another_process_is_not_mistaken_for_a_damaged_index(
+    data_dir: Path, embedder: SentenceTransformerEmbedder, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A revise marks the revised memory (already in the vector index) unsynced until its new vector is
+    upserted; opening the index then must upsert, not rebuild everything."""
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
+        kept = eng.remember("The cooling fan failed.")
+        eng.remember("The rack overheated.")
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:  # the index is opened by the revise
+        eng.revise(kept.id, content="The cooling fan failed after a power surge.")
+        assert "out of step" not in caplog.text
+        assert eng.stats()["vector_index"] == eng.stats()["memories"] == 3
+        assert eng.recall("power surge", top_k=1)[0].memory.id == kept.id
