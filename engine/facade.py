@@ -50,12 +50,13 @@ from engine.errors import MemoryNotFoundError, StoreError, ValidationError
 from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
+from engine.ingest.structure import extractor_named
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
 from engine.recall.strategies import STRATEGIES, Hit, RecallInputs
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
-from engine.structure import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
+from engine.structure import EXTRACTOR_META_KEY, StructureExtractor
 from engine.writer import Writer
 
 if TYPE_CHECKING:

@@ -218,15 +218,6 @@ def word_roles(word: str) -> list[str]:
     return _WORD_TO_ROLE.get(word, [])
 
 
-def extractor_named(name: str | None) -> StructureExtractor:
-    """The extractor a store was written with: `spacy` (documents indexed with `hebbs index`), else lexical."""
-    if name == "spacy":
-        from engine.ingest.structure import SpacyStructureExtractor
-
-        return SpacyStructureExtractor()
-    return LexicalStructureExtractor()
-
-
 class StructureExtractor(Protocol):
     def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         """One structure per text, each with at least a `features` list."""

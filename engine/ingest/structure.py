@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from engine import config
 from engine.ingest.causal import Found, find_causes
 from engine.ingest.entities import mention_type
-from engine.structure import word_roles
+from engine.structure import LexicalStructureExtractor, StructureExtractor, word_roles
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -198,3 +198,10 @@ def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
     merged["causal"] = any(p.get("causal") for p in parts)
     merged["polarity"] = next((p["polarity"] for p in parts if p.get("polarity")), None)
     return merged
+
+
+def extractor_named(name: str | None) -> StructureExtractor:
+    """The extractor a store was written with: `spacy` (documents indexed with `hebbs index`), else lexical."""
+    if name == "spacy":
+        return SpacyStructureExtractor()
+    return LexicalStructureExtractor()
