@@ -43,6 +43,13 @@ def index_command(paths: Sequence[Path], extractor: str | None) -> None:
     obj = click.get_current_context().obj
     json_mode = obj["format"] == "json"
     request = IngestRequest.parse({"paths": list(paths), "extractor": extractor})
+    if obj.get("server"):  # the server reads the paths from its own file system (the same machine)
+        from interfaces.client import RemoteEngine
+
+        with RemoteEngine(obj["server"]) as remote:
+            summary_dict = remote.handle(request)
+        click.echo(json.dumps(summary_dict, ensure_ascii=False, indent=2 if json_mode else None))
+        return
     with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
         summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor)
     if json_mode:

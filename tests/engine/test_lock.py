@@ -50,7 +50,9 @@ def test_a_second_process_is_refused_and_told_who_owns_the_data_dir(
     assert opened.returncode == 0 and opened.stdout.split() == ["opened", "1"], opened
 
 
-def test_the_cli_is_refused_with_one_line_naming_the_owner(data_dir: Path, embedder: SentenceTransformerEmbedder) -> None:
+def test_the_cli_is_refused_with_one_line_naming_the_owner(
+    data_dir: Path, embedder: SentenceTransformerEmbedder
+) -> None:
     with MemoryEngine(data_dir, embedder=embedder):
         cli = subprocess.run([str(Path(sys.executable).with_name("hebbs")), "--data-dir", str(data_dir), "stats"],
                              capture_output=True, text=True, timeout=120)
