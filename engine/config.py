@@ -37,6 +37,14 @@ ONNX_OPSET = 17
 # --- memory limits -----------------------------------------------------------------------------------
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_CONTEXT_BYTES = 16 * 1024
+# Nesting depth of a context object (and of an edge's attrs): deeper JSON is rejected before it is parsed.
+MAX_CONTEXT_DEPTH = 32
+# Identifiers (memory ids, entity ids, seed ids, edge targets) and cues: a 10 MB cue once took 23 s to embed.
+MAX_ID_BYTES = 512
+MAX_CUE_BYTES = 16 * 1024
+# Dates outside these years are rejected (no OverflowError converting a far date to UTC).
+MIN_YEAR = 1
+MAX_YEAR = 9998
 DEFAULT_IMPORTANCE = 0.5
 
 # --- listing and graph reads ---------------------------------------------------------------------------
@@ -65,6 +73,16 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
 RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
 REINFORCEMENT_CAP = 100
+
+
+# --- serving (`hebbs serve`) ---------------------------------------------------------------------------
+DEFAULT_SERVE_HOST = "127.0.0.1"
+DEFAULT_REST_PORT = 6381
+DEFAULT_GRPC_PORT = 6380
+SERVER_ENV = "HEBBS_SERVER"  # the CLI sends its commands to this server instead of opening the data dir
+CHROMA_URL_ENV = "HEBBS_CHROMA_URL"  # the vector index on a Chroma server instead of embedded
+SERVER_TIMEOUT_SECONDS = 300.0  # a CLI request to a server (indexing a folder can take minutes)
+SHUTDOWN_GRACE_SECONDS = 10.0  # in-flight requests get this long to finish on SIGTERM/SIGINT
 
 
 def default_data_dir() -> Path:

@@ -51,6 +51,7 @@ from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.ingest.structure import extractor_named
+from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
 from engine.recall.strategies import STRATEGIES, Hit, RecallInputs
@@ -86,9 +87,17 @@ class MemoryEngine:
         self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+            # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
+            self._owner = DataDirLock(self.data_dir).acquire()
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
+        try:
+            self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+        except BaseException as exc:
+            self._owner.release()
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
+            raise
         self.clock: Clock = clock or SystemClock()
         # A store written by `ingest` holds spaCy structures; read cues the same way unless told otherwise.
         self._extractor_given = extractor is not None
@@ -120,6 +129,7 @@ class MemoryEngine:
             self._pool.shutdown(wait=True)
             self._pool = None
         self._store.close()
+        self._owner.release()
 
     def __enter__(self) -> MemoryEngine:
         return self
@@ -179,7 +189,7 @@ class MemoryEngine:
         Unlike `remember_many`, whose new memories can only point at memories that already exist, this
         links memories of the same batch.
         """
-        response: EdgesResponse = self.handle(AddEdgesRequest.parse({"edges": list(edges)}))
+        response: EdgesResponse = self.handle(AddEdgesRequest.parse({"edges": edges}))
         return list(response.edges)
 
     def ingest(
@@ -213,9 +223,14 @@ class MemoryEngine:
         memory: Memory = self.handle(ReviseRequest.parse({"memory_id": memory_id, **changes}))
         return memory
 
-    def forget(self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None) -> list[str]:
-        """Remove memories (by id, or every memory of an entity) and their revisions from every index."""
-        response: ForgetResponse = self.handle(ForgetRequest.parse({"memory_ids": memory_ids, "entity_id": entity_id}))
+    def forget(
+        self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None, prefix: bool = False
+    ) -> list[str]:
+        """Remove memories (by id, or every memory of an entity) and their revisions from every index.
+        `entity_id` must be exact unless `prefix=True` (then an alias or unique prefix is resolved first)."""
+        response: ForgetResponse = self.handle(
+            ForgetRequest.parse({"memory_ids": memory_ids, "entity_id": entity_id, "prefix": prefix})
+        )
         return list(response.forgotten)
 
     def _forget(self, request: ForgetRequest) -> ForgetResponse:
@@ -224,7 +239,14 @@ class MemoryEngine:
         if missing:
             raise MemoryNotFoundError(f"no memory with id {', '.join(sorted(missing))}")
         if request.entity_id is not None:
-            targets.extend(self._store.ids_of_entity(self.resolve_entity(request.entity_id)))
+            entity = self.resolve_entity(request.entity_id) if request.prefix else request.entity_id
+            of_entity = self._store.ids_of_entity(entity)
+            if not of_entity and not request.prefix:
+                raise MemoryNotFoundError(
+                    f"no memory has entity_id {entity!r}; forget needs the exact id "
+                    "(prefix=True, or --prefix, also matches an alias or unique prefix)"
+                )
+            targets.extend(of_entity)
         return ForgetResponse(tuple(self._writer.forget(targets)))
 
     # --- reads -----------------------------------------------------------------------------------------
