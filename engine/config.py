@@ -24,6 +24,14 @@ EMBED_BATCH_SIZE = 64
 # --- memory limits -----------------------------------------------------------------------------------
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_CONTEXT_BYTES = 16 * 1024
+# Nesting depth of a context object (and of an edge's attrs): deeper JSON is rejected before it is parsed.
+MAX_CONTEXT_DEPTH = 32
+# Identifiers (memory ids, entity ids, seed ids, edge targets) and cues: a 10 MB cue once took 23 s to embed.
+MAX_ID_BYTES = 512
+MAX_CUE_BYTES = 16 * 1024
+# Dates outside these years are rejected (no OverflowError converting a far date to UTC).
+MIN_YEAR = 1
+MAX_YEAR = 9998
 DEFAULT_IMPORTANCE = 0.5
 
 # --- listing and graph reads ---------------------------------------------------------------------------

@@ -181,7 +181,7 @@ class MemoryEngine:
         Unlike `remember_many`, whose new memories can only point at memories that already exist, this
         links memories of the same batch.
         """
-        response: EdgesResponse = self.handle(AddEdgesRequest.parse({"edges": list(edges)}))
+        response: EdgesResponse = self.handle(AddEdgesRequest.parse({"edges": edges}))
         return list(response.edges)
 
     def ingest(
@@ -215,9 +215,14 @@ class MemoryEngine:
         memory: Memory = self.handle(ReviseRequest.parse({"memory_id": memory_id, **changes}))
         return memory
 
-    def forget(self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None) -> list[str]:
-        """Remove memories (by id, or every memory of an entity) and their revisions from every index."""
-        response: ForgetResponse = self.handle(ForgetRequest.parse({"memory_ids": memory_ids, "entity_id": entity_id}))
+    def forget(
+        self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None, prefix: bool = False
+    ) -> list[str]:
+        """Remove memories (by id, or every memory of an entity) and their revisions from every index.
+        `entity_id` must be exact unless `prefix=True` (then an alias or unique prefix is resolved first)."""
+        response: ForgetResponse = self.handle(
+            ForgetRequest.parse({"memory_ids": memory_ids, "entity_id": entity_id, "prefix": prefix})
+        )
         return list(response.forgotten)
 
     def _forget(self, request: ForgetRequest) -> ForgetResponse:
@@ -226,7 +231,14 @@ class MemoryEngine:
         if missing:
             raise MemoryNotFoundError(f"no memory with id {', '.join(sorted(missing))}")
         if request.entity_id is not None:
-            targets.extend(self._store.ids_of_entity(self.resolve_entity(request.entity_id)))
+            entity = self.resolve_entity(request.entity_id) if request.prefix else request.entity_id
+            of_entity = self._store.ids_of_entity(entity)
+            if not of_entity and not request.prefix:
+                raise MemoryNotFoundError(
+                    f"no memory has entity_id {entity!r}; forget needs the exact id "
+                    "(prefix=True, or --prefix, also matches an alias or unique prefix)"
+                )
+            targets.extend(of_entity)
         return ForgetResponse(tuple(self._writer.forget(targets)))
 
     # --- reads -----------------------------------------------------------------------------------------

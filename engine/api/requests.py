@@ -46,9 +46,7 @@ def _int(name: str, value: object, lo: int, hi: int, error: type[ValidationError
 
 
 def _memory_id(value: object, what: str = "memory id") -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value.strip()
+    return validation.identifier(value, what)
 
 
 def _optional_memory_id(value: object, what: str) -> str | None:
@@ -87,7 +85,10 @@ def parse_edge_spec(value: object) -> EdgeSpec:
     if not isinstance(attrs, Mapping):
         raise InvalidEdgeError(f"edge attrs must be an object, got {type(attrs).__name__}")
     return EdgeSpec(
-        _memory_id(target, "edge target"), validation.edge_type(type_), validation.confidence(conf), dict(attrs)
+        _memory_id(target, "edge target"),
+        validation.edge_type(type_),
+        validation.confidence(conf),
+        validation.context(attrs, "edge attrs"),
     )
 
 
@@ -206,23 +207,35 @@ class ReviseRequest:
 
 @dataclass(frozen=True, slots=True)
 class ForgetRequest:
-    """Forget memories by id, or every memory of an entity (with their revisions)."""
+    """Forget memories by id, or every memory of an entity (with their revisions).
+
+    A delete names its entity exactly: the alias and unique-prefix matching that reads allow ("cloudv" for
+    "cloudvault") applies only when `prefix` is true, so a typo never erases another entity's memories.
+    """
 
     OP: ClassVar[str] = "forget"
     memory_ids: tuple[str, ...] = ()
     entity_id: str | None = None
+    prefix: bool = False
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
-        values = _fields_of(raw, cls.OP, ("memory_ids", "entity_id"))
+        values = _fields_of(raw, cls.OP, ("memory_ids", "entity_id", "prefix"))
         ids = values.get("memory_ids") or ()
         if isinstance(ids, str):
             ids = [ids]
-        if not isinstance(ids, Iterable):
+        if not isinstance(ids, Iterable) or isinstance(ids, Mapping):
             raise ValidationError(f"memory_ids must be a list of ids, got {type(ids).__name__}")
-        request = cls(tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")))
+        prefix = values.get("prefix", False)
+        if prefix is None:
+            prefix = False
+        if not isinstance(prefix, bool):
+            raise ValidationError(f"prefix must be true or false, got {prefix!r}")
+        request = cls(tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")), prefix)
         if not request.memory_ids and request.entity_id is None:
             raise ValidationError("forget needs memory ids or an entity_id")
+        if prefix and request.entity_id is None:
+            raise ValidationError("prefix applies to entity_id; give an entity_id")
         return request
 
 
@@ -261,7 +274,9 @@ class IngestRequest:
             paths = [paths]
         if not isinstance(paths, Iterable) or isinstance(paths, Mapping):
             raise ValidationError(f"paths must be a list of files or folders, got {type(paths).__name__}")
-        parsed = tuple(Path(p) for p in paths if isinstance(p, str | Path) and str(p).strip())
+        parsed = tuple(
+            Path(validation.text(str(p), "path", 4096)) for p in paths if isinstance(p, str | Path) and str(p).strip()
+        )
         if not parsed:
             raise ValidationError("ingest needs at least one file or folder")
         extractor = values.get("extractor")
@@ -460,11 +475,7 @@ class RecallRequest:
         chosen = tuple(dict.fromkeys(validation.strategy(s) for s in strategies))
         if not chosen:
             raise InvalidRecallError("at least one strategy is required")
-        cue = values.get("cue")
-        if cue is None:
-            cue = ""
-        if not isinstance(cue, str):
-            raise InvalidRecallError(f"cue must be text, got {type(cue).__name__}")
+        cue = validation.cue(values.get("cue"))
         alpha = values.get("analogical_alpha", config.DEFAULT_ANALOGICAL_ALPHA)
         if isinstance(alpha, bool) or not isinstance(alpha, int | float):
             raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {alpha!r}")
@@ -509,9 +520,7 @@ class PrimeRequest:
         entity = validation.entity_id(values.get("entity_id"))
         if entity is None:
             raise InvalidRecallError("prime needs an entity_id")
-        cue = values.get("cue") or ""
-        if not isinstance(cue, str):
-            raise InvalidRecallError(f"cue must be text, got {type(cue).__name__}")
+        cue = validation.cue(values.get("cue") or "")
         return cls(
             entity_id=entity,
             cue=cue,

@@ -31,12 +31,24 @@ from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import PRESETS
 from interfaces.cli.options import common_options, data_dir_option, format_option
+from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"hebbs: error: {message}", err=True)
+    click.echo(f"hebbs: error: {plain(message)}", err=True)
     sys.exit(code)
+
+
+def _undecodable_argument(args: Sequence[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python hands undecodable bytes over as lone surrogates),
+    described without echoing it; None when all are fine."""
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"argument {n} is not valid UTF-8 (undecodable byte or lone surrogate at position {exc.start})"
+    return None
 
 
 class HebbsGroup(click.Group):
@@ -44,6 +56,12 @@ class HebbsGroup(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
+        ensure_utf8_streams()
+        argv = args[0] if args else kwargs.get("args")
+        # Checked before click parses anything: no data dir is created for a command that is refused.
+        problem = _undecodable_argument(sys.argv[1:] if argv is None else list(argv))
+        if problem:
+            _fail(problem)
         try:
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
@@ -73,7 +91,7 @@ def _json_mode() -> bool:
 
 
 def _emit_json(payload: Any) -> None:
-    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    click.echo(json_text(payload))
 
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -142,13 +160,14 @@ def revise(
 
 @main.command()
 @click.argument("memory_ids", nargs=-1)
-@click.option("--entity-id", help="Forget every memory of this entity.")
+@click.option("--entity-id", help="Forget every memory of this entity (its exact id).")
+@click.option("--prefix", is_flag=True, help="Let --entity-id be an alias or unique prefix of the entity.")
 @common_options
-def forget(memory_ids: Sequence[str], entity_id: str | None) -> None:
-    """Forget memories by id, or all memories of an entity."""
+def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool) -> None:
+    """Forget memories by id, or all memories of an entity (exact id unless --prefix)."""
     if not memory_ids and not entity_id:
         raise click.UsageError("give memory ids or --entity-id")
-    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id}))
+    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix}))
     forgotten = response.forgotten
     if _json_mode():
         _emit_json(response.to_dict())
@@ -194,7 +213,8 @@ def list_command(
         table.add_column(col)
     for m in memories:
         table.add_row(
-            m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}", _clip(m.content, 70)
+            *map(cell, (m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}",
+                        _clip(m.content, 70)))
         )
     _console().print(table)
     if response.total > len(memories):
@@ -310,7 +330,7 @@ def _print_memory(memory: Memory) -> None:
     for key, value in memory.to_dict().items():
         if key == "context":
             value = json.dumps(value, ensure_ascii=False)
-        click.echo(f"{key:>16}: {value if value is not None else '-'}")
+        click.echo(f"{key:>16}: {plain(str(value)) if value is not None else '-'}")
 
 
 def _console() -> Any:
@@ -329,23 +349,25 @@ def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
     if not results:
         console.print("no memories matched")
         return
-    table = Table(box=None, title=f"weights R:T:I:F = {':'.join(f'{w:g}' for w in weights.as_tuple())}")
+    table = Table(box=None, title=cell(f"weights R:T:I:F = {':'.join(f'{w:g}' for w in weights.as_tuple())}"))
     for col in ("#", "score", "= rel", "+ rec", "+ imp", "+ reinf", "strategies", "when", "content", "id"):
         table.add_column(col, justify="right" if col in ("#", "score") else "left")
     for rank, r in enumerate(results, 1):
         parts = contributions(r.signals, weights)
         found_by = ", ".join(_detail_label(d.to_dict()) for d in r.strategy_details)
         table.add_row(
-            str(rank),
-            f"{r.score:.3f}",
-            f"{parts['relevance']:.3f}",
-            f"{parts['recency']:.3f}",
-            f"{parts['importance']:.3f}",
-            f"{parts['reinforcement']:.3f}",
-            found_by,
-            _short_time(r.memory),
-            _clip(r.memory.content, 60),
-            r.memory.id,
+            *map(cell, (
+                str(rank),
+                f"{r.score:.3f}",
+                f"{parts['relevance']:.3f}",
+                f"{parts['recency']:.3f}",
+                f"{parts['importance']:.3f}",
+                f"{parts['reinforcement']:.3f}",
+                found_by,
+                _short_time(r.memory),
+                _clip(r.memory.content, 60),
+                r.memory.id,
+            ))
         )
     console.print(table)
 
