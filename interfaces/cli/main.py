@@ -379,7 +379,7 @@ def _detail_label(d: dict[str, Any]) -> str:
     if name == "temporal":
         return f"temporal #{d['rank']}"
     if name == "lexical":
-        return "lexical " + ",".join(d.get("matched_terms") or []) if d.get("matched_terms") else "lexical window"
+        return f"lex {d['relevance']:.2f}"
     if name == "analogical":
         return f"analog e={d['embedding_similarity']:.2f} s={d['structural_similarity']:.2f}"
     return f"sim {d['relevance']:.2f}"
