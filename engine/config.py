@@ -62,6 +62,16 @@ RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
 REINFORCEMENT_CAP = 100
 
 
+# --- serving (`hebbs serve`) ---------------------------------------------------------------------------
+DEFAULT_SERVE_HOST = "127.0.0.1"
+DEFAULT_REST_PORT = 6381
+DEFAULT_GRPC_PORT = 6380
+SERVER_ENV = "HEBBS_SERVER"  # the CLI sends its commands to this server instead of opening the data dir
+CHROMA_URL_ENV = "HEBBS_CHROMA_URL"  # the vector index on a Chroma server instead of embedded
+SERVER_TIMEOUT_SECONDS = 300.0  # a CLI request to a server (indexing a folder can take minutes)
+SHUTDOWN_GRACE_SECONDS = 10.0  # in-flight requests get this long to finish on SIGTERM/SIGINT
+
+
 def default_data_dir() -> Path:
     """`HEBBS_DATA_DIR` if set, else `./hebbs-data`."""
     env = os.environ.get(DATA_DIR_ENV)
