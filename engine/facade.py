@@ -45,7 +45,7 @@ from engine.api.responses import (
     StatsResponse,
 )
 from engine.clock import Clock, SystemClock
-from engine.embedding import Embedder, SentenceTransformerEmbedder
+from engine.embedding import Embedder, create_embedder
 from engine.errors import MemoryNotFoundError, StoreError, ValidationError
 from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
@@ -105,7 +105,7 @@ class MemoryEngine:
         self._extractor_given = extractor is not None
         chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
         self._indexes = Indexes(self._store, self.data_dir, vector_index)
-        self._writer = Writer(self._store, self._indexes, embedder or SentenceTransformerEmbedder(), chosen, self.clock)
+        self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
