@@ -89,8 +89,6 @@ class RecallBody(Body):
     max_depth: int | None = Field(None, description=f"Causal: at most {config.MAX_DEPTH_CAP}.")
     edge_types: list[str] | str | None = Field(None, description="Causal: edge types to follow.")
     analogical_alpha: float | None = Field(None, description="Analogical: 0 = structure only, 1 = embedding only.")
-    preset: str | None = Field(None, description="A named recall configuration (strategies and fusion settings).")
-    fusion: dict[str, Any] | None = Field(None, description="Fusion settings overriding the preset's.")
 
 
 class PrimeBody(Body):
