@@ -45,12 +45,13 @@ from engine.api.responses import (
     StatsResponse,
 )
 from engine.clock import Clock, SystemClock
-from engine.embedding import Embedder, SentenceTransformerEmbedder
+from engine.embedding import Embedder, create_embedder
 from engine.errors import MemoryNotFoundError, StoreError, ValidationError
 from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.ingest.structure import extractor_named
+from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
 from engine.recall.strategies import STRATEGIES, Hit, RecallInputs
@@ -87,15 +88,23 @@ class MemoryEngine:
         self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
-            self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+            # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
+            self._owner = DataDirLock(self.data_dir).acquire()
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
+        try:
+            self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+        except BaseException as exc:
+            self._owner.release()
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
+            raise
         self.clock: Clock = clock or SystemClock()
         # A store written by `ingest` holds spaCy structures; read cues the same way unless told otherwise.
         self._extractor_given = extractor is not None
         chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
         self._indexes = Indexes(self._store, self.data_dir, vector_index)
-        self._writer = Writer(self._store, self._indexes, embedder or SentenceTransformerEmbedder(), chosen, self.clock)
+        self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
@@ -121,6 +130,7 @@ class MemoryEngine:
             self._pool.shutdown(wait=True)
             self._pool = None
         self._store.close()
+        self._owner.release()
 
     def __enter__(self) -> MemoryEngine:
         return self

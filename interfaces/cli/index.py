@@ -47,6 +47,13 @@ def index_command(paths: Sequence[Path], extractor: str | None) -> None:
     missing = [str(p) for p in request.paths if not (p.exists() or p.is_symlink())]
     if missing:  # a typo in a path is the caller's to fix: exit 2 before any model loads or anything is written
         raise IngestError(f"no such file or folder: {', '.join(missing)}")
+    if obj.get("server"):  # the server reads the paths from its own file system (the same machine)
+        from interfaces.client import RemoteEngine
+
+        with RemoteEngine(obj["server"]) as remote:
+            summary_dict = remote.handle(request)
+        click.echo(json_text(summary_dict))
+        return
     with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
         summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor)
     if json_mode:

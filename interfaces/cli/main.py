@@ -29,7 +29,7 @@ from engine.api import (
 )
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
-from interfaces.cli.options import common_options, data_dir_option, format_option
+from interfaces.cli.options import common_options, data_dir_option, format_option, server_option
 from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
 
@@ -74,9 +74,15 @@ class HebbsGroup(click.Group):
 
 
 def _engine() -> Any:
+    """The data dir's engine, or with `--server` / HEBBS_SERVER the running server that owns it."""
+    obj = click.get_current_context().obj
+    if obj.get("server"):
+        from interfaces.client import RemoteEngine
+
+        return RemoteEngine(obj["server"])
     from engine.facade import MemoryEngine
 
-    return MemoryEngine(click.get_current_context().obj["data_dir"])
+    return MemoryEngine(obj["data_dir"])
 
 
 def _run(request: Request) -> Any:
@@ -95,9 +101,10 @@ def _emit_json(payload: Any) -> None:
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @data_dir_option
+@server_option
 @format_option
 @click.version_option(package_name="hebbs-workbench")
-def main(data_dir: Path | None, fmt: str | None) -> None:
+def main(data_dir: Path | None, server: str | None, fmt: str | None) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
 
 
@@ -376,8 +383,11 @@ def _detail_label(d: dict[str, Any]) -> str:
 
 
 from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+from interfaces.cli.serve import keys, serve  # noqa: E402  (web and RPC frameworks load only when serving)
 
 main.add_command(index_command)
+main.add_command(serve)
+main.add_command(keys)
 
 if __name__ == "__main__":
     main()
