@@ -195,6 +195,7 @@ class Indexes:
                 for orphan in vector_files.orphan_segment_dirs(index.path):
                     shutil.rmtree(orphan, ignore_errors=True)
             vector_files.purge_queue(index.path, self._store.existing)
+        self._store.purge_deleted_text()
         self._store.clear_erase_pending()
         self._store.checkpoint()
 

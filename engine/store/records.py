@@ -244,6 +244,11 @@ class RecordStore:
         with self.transaction() as cur:
             cur.execute("DELETE FROM meta WHERE key = ?", (ERASE_PENDING,))
 
+    def purge_deleted_text(self) -> None:
+        """Drop forgotten memories' terms from the text index's segments (see `fulltext.purge_deleted`)."""
+        with self.transaction() as cur:
+            fulltext.purge_deleted(cur)
+
     def checkpoint(self) -> None:
         """Copy the write-ahead log into the database and truncate it: deleted text must not linger in the
         WAL. (A reader in another process can keep it from completing; the next checkpoint finishes it.)"""

@@ -15,7 +15,8 @@ from engine.index.vector import stored_forms
 from engine.store.records import RecordStore
 from engine.uploads import remove_unreferenced_uploads, uploads_dir
 
-MARKER = "Quokka-7731 wired the payroll overflow to account 88-1142"
+MARKER = "Quokka-7731 wired the payroll overflow to account 88-1142 via zyzzogetonx"
+TERM = b"zyzzogetonx"  # a word only the marker has: its term must leave the text index too
 
 
 class HashEmbedder:
@@ -42,7 +43,7 @@ def files_holding(root: Path, needles: Sequence[bytes]) -> list[str]:
 
 def needles_of(engine: MemoryEngine, memory_id: str, text: str) -> list[bytes]:
     """The text, the embedding's raw bytes (float32 little-endian) and the form hnswlib normalises it to."""
-    return [text.encode("utf-8"), *stored_forms(engine.embed([text])[0])]
+    return [text.encode("utf-8"), TERM, *stored_forms(engine.embed([text])[0])]
 
 
 def test_forget_leaves_no_text_and_no_vector_bytes(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:
@@ -52,7 +53,8 @@ def test_forget_leaves_no_text_and_no_vector_bytes(tmp_path: Path, embedder: Sen
         secret = engine.remember(MARKER, entity_id="quokka-7731", context={"account": "88-1142"})
         engine.recall("payroll overflow")  # the vector is used, the access recorded
         needles = needles_of(engine, secret.id, MARKER)
-        assert files_holding(data, needles), "the test must see the marker before forgetting it"
+        for needle in needles[:3]:  # text, index term, raw vector: each is on disk before the forget
+            assert files_holding(data, [needle]), needle[:20]
         engine.forget(secret.id)
         assert files_holding(data, needles) == []  # while the engine is still open
         assert engine.stats()["vector_index"] == engine.stats()["memories"] == 5
@@ -68,7 +70,7 @@ def test_forget_rewrites_a_flushed_hnsw_file(tmp_path: Path) -> None:
         engine.remember_many([{"content": f"Filler memory number {i}."} for i in range(1200)])
         needles = needles_of(engine, secret.id, MARKER)
         segment_files = [p for p in (data / "chroma").rglob("*.bin")]
-        assert any(needles[2] in p.read_bytes() for p in segment_files), "expected a flushed HNSW file"
+        assert any(needles[3] in p.read_bytes() for p in segment_files), "expected a flushed HNSW file"
         started = time.perf_counter()
         engine.forget(secret.id)
         elapsed = time.perf_counter() - started
