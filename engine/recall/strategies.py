@@ -213,10 +213,3 @@ def describe_mapping(mapping: Mapping, cue: Any, candidate: Any) -> dict[str, An
                       for k, a1, b1, a2, b2 in mapping.relations],
     }
 
-
-STRATEGIES: dict[Strategy, Callable[[RecallInputs], list[Hit]]] = {
-    Strategy.SIMILARITY: similarity,
-    Strategy.TEMPORAL: temporal,
-    Strategy.CAUSAL: causal,
-    Strategy.ANALOGICAL: analogical,
-}
