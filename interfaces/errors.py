@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from engine.errors import (
     AmbiguousEntityError,
+    AmbiguousMemoryIdError,
     ExtractorError,
     HebbsError,
     IngestError,
@@ -31,6 +32,7 @@ class Outcome:
 # Most specific first: the first class an error is an instance of decides.
 ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
     (AmbiguousEntityError, Outcome(2, 409, "FAILED_PRECONDITION")),
+    (AmbiguousMemoryIdError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (ValidationError, Outcome(2, 400, "INVALID_ARGUMENT")),
     (MemoryNotFoundError, Outcome(2, 404, "NOT_FOUND")),
     (ExtractorError, Outcome(1, 502, "UNAVAILABLE")),
