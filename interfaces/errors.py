@@ -20,6 +20,7 @@ from engine.errors import (
     StoreError,
     ValidationError,
 )
+from interfaces.auth import AuthenticationError, ListenError, UnknownKeyError
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,9 @@ class Outcome:
 
 # Most specific first: the first class an error is an instance of decides.
 ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
+    (AuthenticationError, Outcome(2, 401, "UNAUTHENTICATED")),
+    (UnknownKeyError, Outcome(2, 404, "NOT_FOUND")),
+    (ListenError, Outcome(1, 503, "UNAVAILABLE")),
     (AmbiguousEntityError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (AmbiguousMemoryIdError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (ValidationError, Outcome(2, 400, "INVALID_ARGUMENT")),

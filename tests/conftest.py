@@ -13,14 +13,14 @@ import pytest
 
 from engine import MemoryEngine
 from engine.clock import ManualClock
-from engine.embedding import SentenceTransformerEmbedder
+from engine.embedding import Embedder, create_embedder
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    model = SentenceTransformerEmbedder()
+def embedder() -> Embedder:
+    model = create_embedder()  # the configured default backend (onnx unless HEBBS_EMBEDDING_BACKEND says)
     model.encode(["warm up"])  # load once, here, not inside the first test
     return model
 
@@ -36,6 +36,6 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def engine(data_dir: Path, embedder: SentenceTransformerEmbedder, clock: ManualClock) -> Iterator[MemoryEngine]:
+def engine(data_dir: Path, embedder: Embedder, clock: ManualClock) -> Iterator[MemoryEngine]:
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         yield eng

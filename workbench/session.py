@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from engine import HebbsError, MemoryEngine, config
-from engine.embedding import SentenceTransformerEmbedder
+from engine.embedding import Embedder, create_embedder
 from workbench.views import md_escape
 
 log = logging.getLogger(__name__)
@@ -28,9 +28,9 @@ EMPTY_STORE_MESSAGE = (
 
 
 @st.cache_resource(show_spinner=False)
-def get_embedder(model: str) -> SentenceTransformerEmbedder:
-    """One embedding model per process, shared by every engine and session."""
-    return SentenceTransformerEmbedder(model)
+def get_embedder(model: str) -> Embedder:
+    """One embedding model per process, shared by every engine and session (backend from the config)."""
+    return create_embedder(model=model)
 
 
 @st.cache_resource(show_spinner="Opening the memory store…")

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Self
 from engine import config, validation
 from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
+from engine.recall.presets import PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
 from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 
 TimeRange = tuple[datetime | None, datetime | None]
@@ -45,9 +46,7 @@ def _int(name: str, value: object, lo: int, hi: int, error: type[ValidationError
 
 
 def _memory_id(value: object, what: str = "memory id") -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {value!r}")
-    return value.strip()
+    return validation.identifier(value, what)
 
 
 def _optional_memory_id(value: object, what: str) -> str | None:
@@ -86,7 +85,10 @@ def parse_edge_spec(value: object) -> EdgeSpec:
     if not isinstance(attrs, Mapping):
         raise InvalidEdgeError(f"edge attrs must be an object, got {type(attrs).__name__}")
     return EdgeSpec(
-        _memory_id(target, "edge target"), validation.edge_type(type_), validation.confidence(conf), dict(attrs)
+        _memory_id(target, "edge target"),
+        validation.edge_type(type_),
+        validation.confidence(conf),
+        validation.context(attrs, "edge attrs"),
     )
 
 
@@ -205,23 +207,35 @@ class ReviseRequest:
 
 @dataclass(frozen=True, slots=True)
 class ForgetRequest:
-    """Forget memories by id, or every memory of an entity (with their revisions)."""
+    """Forget memories by id, or every memory of an entity (with their revisions).
+
+    A delete names its entity exactly: the alias and unique-prefix matching that reads allow ("cloudv" for
+    "cloudvault") applies only when `prefix` is true, so a typo never erases another entity's memories.
+    """
 
     OP: ClassVar[str] = "forget"
     memory_ids: tuple[str, ...] = ()
     entity_id: str | None = None
+    prefix: bool = False
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
-        values = _fields_of(raw, cls.OP, ("memory_ids", "entity_id"))
+        values = _fields_of(raw, cls.OP, ("memory_ids", "entity_id", "prefix"))
         ids = values.get("memory_ids") or ()
         if isinstance(ids, str):
             ids = [ids]
-        if not isinstance(ids, Iterable):
+        if not isinstance(ids, Iterable) or isinstance(ids, Mapping):
             raise ValidationError(f"memory_ids must be a list of ids, got {type(ids).__name__}")
-        request = cls(tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")))
+        prefix = values.get("prefix", False)
+        if prefix is None:
+            prefix = False
+        if not isinstance(prefix, bool):
+            raise ValidationError(f"prefix must be true or false, got {prefix!r}")
+        request = cls(tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")), prefix)
         if not request.memory_ids and request.entity_id is None:
             raise ValidationError("forget needs memory ids or an entity_id")
+        if prefix and request.entity_id is None:
+            raise ValidationError("prefix applies to entity_id; give an entity_id")
         return request
 
 
@@ -260,7 +274,9 @@ class IngestRequest:
             paths = [paths]
         if not isinstance(paths, Iterable) or isinstance(paths, Mapping):
             raise ValidationError(f"paths must be a list of files or folders, got {type(paths).__name__}")
-        parsed = tuple(Path(p) for p in paths if isinstance(p, str | Path) and str(p).strip())
+        parsed = tuple(
+            Path(validation.text(str(p), "path", 4096)) for p in paths if isinstance(p, str | Path) and str(p).strip()
+        )
         if not parsed:
             raise ValidationError("ingest needs at least one file or folder")
         extractor = values.get("extractor")
@@ -372,6 +388,43 @@ def _weights(value: object) -> ScoringWeights:
     raise InvalidRecallError(f"scoring_weights must be an object or R:T:I:F, got {type(value).__name__}")
 
 
+def _fusion(value: object, default: FusionSettings) -> FusionSettings:
+    """Fusion settings: a `FusionSettings`, or an object overriding some of the preset's fields."""
+    if value is None:
+        return default
+    if isinstance(value, FusionSettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidRecallError(f"fusion must be an object, got {type(value).__name__}")
+    allowed = ("weights", "neighbour_weight", "episode_weight", "exact_search")
+    unknown = sorted(str(k) for k in value if k not in allowed)
+    if unknown:
+        raise InvalidRecallError(f"unknown fusion field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
+    weights = value.get("weights", default.weights)
+    if not isinstance(weights, Mapping) or any(k not in SIGNALS for k in weights):
+        raise InvalidRecallError(f"fusion weights must be an object with keys among {', '.join(SIGNALS)}")
+    numbers = {"weights": {k: _share(f"fusion weight {k}", v, 10.0) for k, v in weights.items()}}
+    for name in ("neighbour_weight", "episode_weight"):
+        numbers[name] = _share(name, value.get(name, getattr(default, name)), 1.0)  # type: ignore[assignment]
+    exact = value.get("exact_search", default.exact_search)
+    if not isinstance(exact, bool):
+        raise InvalidRecallError(f"exact_search must be true or false, got {exact!r}")
+    return FusionSettings(
+        weights=numbers["weights"],
+        neighbour_weight=numbers["neighbour_weight"],  # type: ignore[arg-type]
+        episode_weight=numbers["episode_weight"],  # type: ignore[arg-type]
+        exact_search=exact,
+    )
+
+
+def _share(name: str, value: object, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidRecallError(f"{name} must be a number in [0, {hi:g}], got {value!r}")
+    if not 0.0 <= value <= hi:
+        raise InvalidRecallError(f"{name} must be a number in [0, {hi:g}], got {value:g}")
+    return float(value)
+
+
 @dataclass(frozen=True, slots=True)
 class RecallRequest:
     """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2)."""
@@ -388,6 +441,13 @@ class RecallRequest:
     max_depth: int = config.DEFAULT_MAX_DEPTH
     edge_types: frozenset[EdgeType] | None = None
     analogical_alpha: float = config.DEFAULT_ANALOGICAL_ALPHA
+    preset: str | None = None
+    fusion: FusionSettings = PLAIN_FUSION
+
+    @property
+    def fused(self) -> bool:
+        """Several strategies, or a preset: evidence is normalised and added (engine/recall/fusion.py)."""
+        return len(self.strategies) > 1 or self.preset is not None or self.fusion != PLAIN_FUSION
 
     @property
     def needs_cue_embedding(self) -> bool:
@@ -400,9 +460,14 @@ class RecallRequest:
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
         values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        preset_name = values.get("preset")
+        if preset_name in (None, ""):
+            preset_name = None
+        elif not isinstance(preset_name, str) or preset_name not in PRESETS:
+            raise InvalidRecallError(f"unknown preset {preset_name!r}; expected one of {', '.join(PRESETS)}")
         strategies = values.get("strategies")
         if strategies is None:
-            strategies = [Strategy.SIMILARITY]
+            strategies = list(PRESETS[preset_name].strategies) if preset_name else [Strategy.SIMILARITY]
         elif isinstance(strategies, str):
             strategies = [strategies]
         elif not isinstance(strategies, Iterable) or isinstance(strategies, Mapping):
@@ -410,11 +475,7 @@ class RecallRequest:
         chosen = tuple(dict.fromkeys(validation.strategy(s) for s in strategies))
         if not chosen:
             raise InvalidRecallError("at least one strategy is required")
-        cue = values.get("cue")
-        if cue is None:
-            cue = ""
-        if not isinstance(cue, str):
-            raise InvalidRecallError(f"cue must be text, got {type(cue).__name__}")
+        cue = validation.cue(values.get("cue"))
         alpha = values.get("analogical_alpha", config.DEFAULT_ANALOGICAL_ALPHA)
         if isinstance(alpha, bool) or not isinstance(alpha, int | float):
             raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {alpha!r}")
@@ -432,10 +493,12 @@ class RecallRequest:
             max_depth=_int("max_depth", values.get("max_depth", config.DEFAULT_MAX_DEPTH), 1, config.MAX_DEPTH_CAP),
             edge_types=_edge_types(values.get("edge_types")),
             analogical_alpha=float(alpha),
+            preset=preset_name,
+            fusion=_fusion(values.get("fusion"), PRESETS[preset_name].fusion if preset_name else PLAIN_FUSION),
         )
         if Strategy.TEMPORAL in chosen and request.entity_id is None:
             raise InvalidRecallError("the temporal strategy needs an entity_id (whose timeline to read)")
-        if request.needs_cue_embedding and not cue.strip():
+        if (request.needs_cue_embedding or Strategy.LEXICAL in chosen) and not cue.strip():
             needs = [s.value for s in chosen if s != Strategy.TEMPORAL]
             raise InvalidRecallError(f"a non-empty cue is required for {', '.join(needs)} recall")
         return request
@@ -457,9 +520,7 @@ class PrimeRequest:
         entity = validation.entity_id(values.get("entity_id"))
         if entity is None:
             raise InvalidRecallError("prime needs an entity_id")
-        cue = values.get("cue") or ""
-        if not isinstance(cue, str):
-            raise InvalidRecallError(f"cue must be text, got {type(cue).__name__}")
+        cue = validation.cue(values.get("cue") or "")
         return cls(
             entity_id=entity,
             cue=cue,

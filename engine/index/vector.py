@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from engine import config
+from engine.errors import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,27 @@ class VectorIndex:
 
         client = chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
         return cls(_get_collection(client, name))
+
+    @classmethod
+    def open_server(cls, url: str, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+        """The collection on a Chroma server (`chroma run`) at `url`, e.g. `http://127.0.0.1:8000`."""
+        from urllib.parse import urlsplit
+
+        import chromadb
+
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        if not parts.hostname:
+            raise StoreError(f"not a Chroma server URL: {url!r} (expected http://host:port)")
+        try:
+            client = chromadb.HttpClient(
+                host=parts.hostname,
+                port=parts.port or (443 if parts.scheme == "https" else 8000),
+                ssl=parts.scheme == "https",
+                settings=chromadb.Settings(anonymized_telemetry=False),
+            )
+            return cls(_get_collection(client, name))
+        except Exception as exc:  # chromadb raises its own and httpx errors for an unreachable server
+            raise StoreError(f"cannot reach the Chroma server at {url}: {exc}") from exc
 
     def upsert(self, ids: Sequence[str], embeddings: np.ndarray | Sequence[np.ndarray]) -> None:
         matrix = np.asarray(embeddings, dtype=np.float32)

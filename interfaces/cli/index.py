@@ -7,7 +7,6 @@ something new to analyse.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,8 +16,10 @@ import click
 
 from engine import config
 from engine.api import IngestRequest
+from engine.errors import IngestError
 from engine.ingest.summary import IndexSummary
 from interfaces.cli.options import common_options
+from interfaces.cli.output import json_text, plain
 
 _PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, embedding",
            "writing": "writing memories", "linking": "linking edges"}
@@ -43,13 +44,23 @@ def index_command(paths: Sequence[Path], extractor: str | None) -> None:
     obj = click.get_current_context().obj
     json_mode = obj["format"] == "json"
     request = IngestRequest.parse({"paths": list(paths), "extractor": extractor})
+    missing = [str(p) for p in request.paths if not (p.exists() or p.is_symlink())]
+    if missing:  # a typo in a path is the caller's to fix: exit 2 before any model loads or anything is written
+        raise IngestError(f"no such file or folder: {', '.join(missing)}")
+    if obj.get("server"):  # the server reads the paths from its own file system (the same machine)
+        from interfaces.client import RemoteEngine
+
+        with RemoteEngine(obj["server"]) as remote:
+            summary_dict = remote.handle(request)
+        click.echo(json_text(summary_dict))
+        return
     with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
         summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor)
     if json_mode:
-        click.echo(json.dumps(summary.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(json_text(summary.to_dict()))
     else:
         for line in summary_lines(summary):
-            click.echo(line)
+            click.echo(plain(line))
 
 
 @contextmanager

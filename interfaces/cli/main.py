@@ -29,13 +29,26 @@ from engine.api import (
 )
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
-from interfaces.cli.options import common_options, data_dir_option, format_option
+from engine.recall.presets import PRESETS
+from interfaces.cli.options import common_options, data_dir_option, format_option, server_option
+from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"hebbs: error: {message}", err=True)
+    click.echo(f"hebbs: error: {plain(message)}", err=True)
     sys.exit(code)
+
+
+def _undecodable_argument(args: Sequence[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python hands undecodable bytes over as lone surrogates),
+    described without echoing it; None when all are fine."""
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"argument {n} is not valid UTF-8 (undecodable byte or lone surrogate at position {exc.start})"
+    return None
 
 
 class HebbsGroup(click.Group):
@@ -43,6 +56,12 @@ class HebbsGroup(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
+        ensure_utf8_streams()
+        argv = args[0] if args else kwargs.get("args")
+        # Checked before click parses anything: no data dir is created for a command that is refused.
+        problem = _undecodable_argument(sys.argv[1:] if argv is None else list(argv))
+        if problem:
+            _fail(problem)
         try:
             return super().main(*args, **kwargs)
         except click.exceptions.Exit as exc:
@@ -56,9 +75,15 @@ class HebbsGroup(click.Group):
 
 
 def _engine() -> Any:
+    """The data dir's engine, or with `--server` / HEBBS_SERVER the running server that owns it."""
+    obj = click.get_current_context().obj
+    if obj.get("server"):
+        from interfaces.client import RemoteEngine
+
+        return RemoteEngine(obj["server"])
     from engine.facade import MemoryEngine
 
-    return MemoryEngine(click.get_current_context().obj["data_dir"])
+    return MemoryEngine(obj["data_dir"])
 
 
 def _run(request: Request) -> Any:
@@ -72,14 +97,15 @@ def _json_mode() -> bool:
 
 
 def _emit_json(payload: Any) -> None:
-    click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    click.echo(json_text(payload))
 
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @data_dir_option
+@server_option
 @format_option
 @click.version_option(package_name="hebbs-workbench")
-def main(data_dir: Path | None, fmt: str | None) -> None:
+def main(data_dir: Path | None, server: str | None, fmt: str | None) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
 
 
@@ -141,13 +167,14 @@ def revise(
 
 @main.command()
 @click.argument("memory_ids", nargs=-1)
-@click.option("--entity-id", help="Forget every memory of this entity.")
+@click.option("--entity-id", help="Forget every memory of this entity (its exact id).")
+@click.option("--prefix", is_flag=True, help="Let --entity-id be an alias or unique prefix of the entity.")
 @common_options
-def forget(memory_ids: Sequence[str], entity_id: str | None) -> None:
-    """Forget memories by id, or all memories of an entity."""
+def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool) -> None:
+    """Forget memories by id, or all memories of an entity (exact id unless --prefix)."""
     if not memory_ids and not entity_id:
         raise click.UsageError("give memory ids or --entity-id")
-    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id}))
+    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix}))
     forgotten = response.forgotten
     if _json_mode():
         _emit_json(response.to_dict())
@@ -193,7 +220,8 @@ def list_command(
         table.add_column(col)
     for m in memories:
         table.add_row(
-            m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}", _clip(m.content, 70)
+            *map(cell, (m.id, _short_time(m), m.kind.value, m.entity_id or "", f"{m.importance:.2f}",
+                        _clip(m.content, 70)))
         )
     _console().print(table)
     if response.total > len(memories):
@@ -219,7 +247,12 @@ def stats() -> None:
     "strategies",
     multiple=True,
     metavar="S",
-    help="similarity (default), temporal, causal, analogical; repeat to combine.",
+    help="similarity, temporal, causal, analogical, lexical; repeat to combine (default: the --preset).",
+)
+@click.option(
+    "--preset",
+    metavar="NAME",
+    help=f"A named recall recipe: {', '.join(PRESETS)} (default {config.DEFAULT_PRESET} when no --strategy).",
 )
 @click.option("--top-k", type=int, default=config.DEFAULT_TOP_K, show_default=True)
 @click.option("--weights", metavar="R:T:I:F", help="Relevance:recency:importance:reinforcement weights.")
@@ -261,12 +294,14 @@ def recall(
     edge_types: str | None,
     ef_search: int,
     analogical_alpha: float,
+    preset: str | None,
 ) -> None:
     """Recall memories for a cue, ranked by the composite score."""
     request = RecallRequest.parse(
         {
             "cue": cue,
             "strategies": list(strategies) or None,
+            "preset": preset or (None if strategies else config.DEFAULT_PRESET),
             "top_k": top_k,
             "scoring_weights": weights,
             "entity_id": entity_id,
@@ -302,7 +337,7 @@ def _print_memory(memory: Memory) -> None:
     for key, value in memory.to_dict().items():
         if key == "context":
             value = json.dumps(value, ensure_ascii=False)
-        click.echo(f"{key:>16}: {value if value is not None else '-'}")
+        click.echo(f"{key:>16}: {plain(str(value)) if value is not None else '-'}")
 
 
 def _console() -> Any:
@@ -321,23 +356,25 @@ def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
     if not results:
         console.print("no memories matched")
         return
-    table = Table(box=None, title=f"weights R:T:I:F = {':'.join(f'{w:g}' for w in weights.as_tuple())}")
+    table = Table(box=None, title=cell(f"weights R:T:I:F = {':'.join(f'{w:g}' for w in weights.as_tuple())}"))
     for col in ("#", "score", "= rel", "+ rec", "+ imp", "+ reinf", "strategies", "when", "content", "id"):
         table.add_column(col, justify="right" if col in ("#", "score") else "left")
     for rank, r in enumerate(results, 1):
         parts = contributions(r.signals, weights)
         found_by = ", ".join(_detail_label(d.to_dict()) for d in r.strategy_details)
         table.add_row(
-            str(rank),
-            f"{r.score:.3f}",
-            f"{parts['relevance']:.3f}",
-            f"{parts['recency']:.3f}",
-            f"{parts['importance']:.3f}",
-            f"{parts['reinforcement']:.3f}",
-            found_by,
-            _short_time(r.memory),
-            _clip(r.memory.content, 60),
-            r.memory.id,
+            *map(cell, (
+                str(rank),
+                f"{r.score:.3f}",
+                f"{parts['relevance']:.3f}",
+                f"{parts['recency']:.3f}",
+                f"{parts['importance']:.3f}",
+                f"{parts['reinforcement']:.3f}",
+                found_by,
+                _short_time(r.memory),
+                _clip(r.memory.content, 60),
+                r.memory.id,
+            ))
         )
     console.print(table)
 
@@ -348,14 +385,19 @@ def _detail_label(d: dict[str, Any]) -> str:
         return f"causal d={d['depth']}" + (f" {d['edge_type']}" if d.get("edge_type") else " seed")
     if name == "temporal":
         return f"temporal #{d['rank']}"
+    if name == "lexical":
+        return f"lex {d['relevance']:.2f}"
     if name == "analogical":
         return f"analog e={d['embedding_similarity']:.2f} s={d['structural_similarity']:.2f}"
     return f"sim {d['relevance']:.2f}"
 
 
 from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+from interfaces.cli.serve import keys, serve  # noqa: E402  (web and RPC frameworks load only when serving)
 
 main.add_command(index_command)
+main.add_command(serve)
+main.add_command(keys)
 
 if __name__ == "__main__":
     main()

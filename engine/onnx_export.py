@@ -1,0 +1,171 @@
+"""Export a sentence-transformers model's encoder, with its pooling and normalisation, to one ONNX graph.
+
+Run once by `make setup` (`python -m engine.onnx_export`), or by the ONNX embedder on first use when the
+cached graph is missing. This is the only place that needs torch and the `onnx` package for the ONNX
+backend; the graph is then loaded by onnxruntime alone. Nothing is downloaded: the graph comes from the
+bundled weights, and is checked against torch's own output before it is installed in the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine import config, model_files
+from engine.errors import ModelLoadError
+
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT_NAME = "sentence_embedding"
+# Texts the fresh graph must embed exactly as torch does before it replaces anything in the cache.
+_CHECK_TEXTS = ("The graph agrees with torch.", "a", "Caroline went to the LGBTQ support group on 7 May 2023.")
+MIN_CHECK_COSINE = 0.99999
+
+
+def ensure_exported(model: str | None = None, cache_dir: Path | None = None) -> Path:
+    """The cached graph for `model` (default: the configured model), exporting it first if missing.
+
+    Concurrent callers (pytest workers, two CLI commands) wait on a file lock; only one exports.
+    """
+    model_dir = model_files.resolve_model_path(model or config.default_embedding_model())
+    target = model_files.onnx_path(model_dir, cache_dir)
+    if target.is_file():
+        return target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
+    with _locked(target.parent / ".export.lock"):
+        if not target.is_file():
+            _export(model_dir, target)
+    return target
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _export(model_dir: Path, target: Path) -> None:
+    try:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as exc:
+        raise ModelLoadError(f"exporting to ONNX needs torch and transformers (run `make setup`): {exc}") from exc
+    try:
+        import onnx  # noqa: F401  (torch's exporter serialises through it)
+    except ImportError:
+        raise ModelLoadError("exporting the ONNX graph needs the `onnx` package (run `make setup`)") from None
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
+    encoder = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    pooled = _pooled_module(encoder, model_files.pooling_mode(model_dir))
+
+    sample = tokenizer(["an example sentence to trace", "short"], padding=True, return_tensors="pt")
+    args = tuple(sample.get(name, torch.zeros_like(sample["input_ids"])) for name in INPUT_NAMES)
+    axes = {0: "batch", 1: "tokens"}
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".export-", suffix=".onnx")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer and deprecation chatter; the check below is what counts
+            torch.onnx.export(
+                pooled,
+                args,
+                str(tmp),
+                dynamo=False,
+                input_names=list(INPUT_NAMES),
+                output_names=[OUTPUT_NAME],
+                dynamic_axes={**{name: axes for name in INPUT_NAMES}, OUTPUT_NAME: {0: "batch"}},
+                opset_version=config.ONNX_OPSET,
+                do_constant_folding=True,
+            )
+        _check(pooled, tokenizer, tmp)
+        os.replace(tmp, target)
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"could not export {model_dir} to ONNX: {exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _pooled_module(encoder: Any, mode: str) -> Any:
+    import torch
+
+    class Pooled(torch.nn.Module):
+        """Encoder + pooling + L2 normalisation: the graph outputs the sentence embedding itself."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            # The additive attention mask is built here, not by transformers' mask helpers: their Python
+            # control flow on shapes would be traced as constants and break padded batches.
+            embedded = self.encoder.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
+            blocked = 1.0 - attention_mask[:, None, None, :].to(embedded.dtype)
+            hidden = self.encoder.encoder(
+                embedded, attention_mask=blocked * torch.finfo(embedded.dtype).min
+            ).last_hidden_state
+            if mode == "cls":
+                vector = hidden[:, 0]
+            else:
+                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                vector = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(vector, p=2.0, dim=1)
+
+    # eval() on the wrapper too: the exporter restores the wrapper's mode afterwards, and a wrapper left in
+    # training mode would switch the encoder's dropout on for the check below.
+    return Pooled().eval()
+
+
+def _check(pooled: Any, tokenizer: Any, graph: Path) -> None:
+    """The exported graph must give torch's vectors (cosine > MIN_CHECK_COSINE) on a padded batch."""
+    import onnxruntime as ort
+    import torch
+
+    batch = tokenizer(list(_CHECK_TEXTS), padding=True, return_tensors="pt")
+    feeds = {name: batch.get(name, torch.zeros_like(batch["input_ids"])) for name in INPUT_NAMES}
+    with torch.no_grad():
+        expected = pooled(*feeds.values()).numpy()
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    got = session.run([OUTPUT_NAME], {k: v.numpy().astype(np.int64) for k, v in feeds.items()})[0]
+    cosine = float(np.min(np.sum(expected * got, axis=1)))
+    if cosine < MIN_CHECK_COSINE:
+        raise ModelLoadError(f"the exported ONNX graph disagrees with torch (cosine {cosine:.6f}); not installed")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Export the embedding model to ONNX once (idempotent).")
+    parser.add_argument("--model", default=None, help="bundled model name or local model directory")
+    parser.add_argument("--cache-dir", type=Path, default=None, help=f"default: ${config.MODEL_CACHE_ENV}")
+    args = parser.parse_args(argv)
+    print(ensure_exported(args.model, args.cache_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""API keys for `hebbs serve`: `Authorization: Bearer <key>` over REST, metadata `authorization` over gRPC.
+
+Keys live in `<data dir>/api_keys.json` as SHA-256 digests only (a key is 32 random bytes, so a plain
+digest is enough: there is nothing to brute-force), and a presented key is compared with every stored
+digest in constant time. A key is shown once, when it is created; it is never logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from engine.errors import HebbsError, StoreError
+
+API_KEY_ENV = "HEBBS_API_KEY"  # the variable the official SDK reads, too
+KEYS_FILENAME = "api_keys.json"
+KEY_PREFIX = "hb_"
+
+
+class AuthenticationError(HebbsError):
+    """No API key, or one that is not (or no longer) valid."""
+
+
+class UnknownKeyError(HebbsError):
+    """`hebbs keys revoke` was given an id that matches no key."""
+
+
+class ListenError(HebbsError):
+    """`hebbs serve` cannot listen on the address it was given (port in use, no such interface)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRecord:
+    """A stored key: its public id (the first characters of the key), a name, when, and the digest."""
+
+    id: str
+    name: str
+    created_at: str
+    sha256: str
+
+    def public(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name, "created_at": self.created_at}
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The key in `Bearer <key>`; None when the header is absent or of another scheme."""
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+class KeyRing:
+    """The API keys of one data dir."""
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.path = Path(data_dir) / KEYS_FILENAME
+
+    def records(self) -> list[KeyRecord]:
+        if not self.path.exists():
+            return []
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            return [KeyRecord(**entry) for entry in raw["keys"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise StoreError(f"cannot read the API keys in {self.path}: {exc}") from exc
+
+    def _save(self, records: list[KeyRecord]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"keys": [asdict(r) for r in records]}, handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+
+    def add(self, key: str, name: str) -> KeyRecord:
+        """Store `key` (given, e.g. from HEBBS_API_KEY); returns its record."""
+        if not key.strip():
+            raise AuthenticationError("an API key must not be empty")
+        records = self.records()
+        digest = _digest(key)
+        for record in records:
+            if hmac.compare_digest(record.sha256, digest):
+                return record
+        record = KeyRecord(
+            id=key[: len(KEY_PREFIX) + 6], name=name, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            sha256=digest,
+        )
+        self._save([*records, record])
+        return record
+
+    def create(self, name: str = "default") -> tuple[KeyRecord, str]:
+        """A new random key: its record and the key itself (shown once, never stored)."""
+        key = KEY_PREFIX + secrets.token_urlsafe(32)
+        return self.add(key, name), key
+
+    def revoke(self, key_id: str) -> KeyRecord:
+        records = self.records()
+        kept = [r for r in records if r.id != key_id]
+        if len(kept) == len(records):
+            raise UnknownKeyError(f"no API key with id {key_id!r}; `hebbs keys list` shows them")
+        self._save(kept)
+        return next(r for r in records if r.id == key_id)
+
+    def verify(self, key: str | None) -> bool:
+        """True when `key` is one of the stored keys; every digest is compared, in constant time."""
+        if not key:
+            return False
+        digest = _digest(key)
+        found = False
+        for record in self.records():
+            found |= hmac.compare_digest(record.sha256, digest)
+        return found
+
+    def first_start(self) -> str | None:
+        """With no key stored: `HEBBS_API_KEY` becomes the first key (None returned), else a new key is made
+        and returned so the caller can print it once."""
+        if self.records():
+            return None
+        given = os.environ.get(API_KEY_ENV, "").strip()
+        if given:
+            self.add(given, API_KEY_ENV)
+            return None
+        return self.create("first")[1]

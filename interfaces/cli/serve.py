@@ -1,0 +1,89 @@
+"""`hebbs serve` (REST + gRPC over one data dir) and `hebbs keys create|list|revoke`.
+
+Own module so that only these commands import the web and RPC frameworks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import click
+
+from engine import config
+from interfaces.auth import KeyRing
+from interfaces.cli.options import common_options
+
+
+@click.command()
+@click.option("--host", default=config.DEFAULT_SERVE_HOST, show_default=True,
+              help="Address to listen on (loopback unless told otherwise).")
+@click.option("--rest-port", type=click.IntRange(0, 65535), default=config.DEFAULT_REST_PORT, show_default=True)
+@click.option("--grpc-port", type=click.IntRange(0, 65535), default=config.DEFAULT_GRPC_PORT, show_default=True)
+@click.option("--no-auth", is_flag=True, help="Accept requests without an API key (local experiments only).")
+@click.option("--chroma-url", envvar=config.CHROMA_URL_ENV, metavar="URL",
+              help=f"Keep the vector index on a Chroma server (env {config.CHROMA_URL_ENV}).")
+@common_options
+def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, chroma_url: str | None) -> None:
+    """Serve the data dir to agents: REST (FastAPI) and gRPC (the official SDK's hebbs.v1 services)."""
+    from interfaces.server import run_server
+
+    ctx = click.get_current_context()
+    data_dir = Path(ctx.obj["data_dir"])
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if no_auth:
+        click.echo("hebbs: WARNING: --no-auth: anyone who can reach this port can read and change every memory",
+                   err=True)
+    run_server(data_dir, host=host, rest_port=rest_port, grpc_port=grpc_port, auth=not no_auth,
+               chroma_url=chroma_url, announce=lambda text: click.echo(text, err=True))
+
+
+@click.group()
+def keys() -> None:
+    """API keys of the data dir's server (stored hashed in the data dir)."""
+
+
+@keys.command(name="create")
+@click.option("--name", default="default", show_default=True, help="A label to recognise the key by.")
+@common_options
+def keys_create(name: str) -> None:
+    """Make a new key and print it once (it cannot be shown again)."""
+    record, key = _ring().create(name)
+    if _json():
+        click.echo(json.dumps({**record.public(), "key": key}, indent=2))
+    else:
+        click.echo(key)
+        click.echo(f"(key id {record.id}; shown once: store it now)", err=True)
+
+
+@keys.command(name="list")
+@common_options
+def keys_list() -> None:
+    """The keys' ids, names and creation times (never the keys)."""
+    records = [r.public() for r in _ring().records()]
+    if _json():
+        click.echo(json.dumps(records, indent=2))
+        return
+    if not records:
+        click.echo("no API keys yet: `hebbs serve` makes one on first start, or `hebbs keys create`")
+    for r in records:
+        click.echo(f"{r['id']}  {r['created_at']}  {r['name']}")
+
+
+@keys.command(name="revoke")
+@click.argument("key_id")
+@common_options
+def keys_revoke(key_id: str) -> None:
+    """Remove a key by its id (`hebbs keys list`); a running server refuses it from the next request on."""
+    record = _ring().revoke(key_id)
+    click.echo(json.dumps(record.public()) if _json() else f"revoked {record.id} ({record.name})")
+
+
+def _ring() -> KeyRing:
+    return KeyRing(Path(click.get_current_context().obj["data_dir"]))
+
+
+def _json() -> bool:
+    return bool(click.get_current_context().obj["format"] == "json")
+

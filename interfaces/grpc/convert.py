@@ -1,0 +1,225 @@
+"""Between the official SDK's `hebbs.v1` messages and `engine.api` request mappings / responses.
+
+Memory ids travel as the 16 bytes the engine prints as 26-character strings (`engine.ids`); times as
+microseconds since the epoch. A recall's per-strategy configs are merged into the engine's one set of
+parameters (two configs that disagree on a parameter are refused, never silently picked from).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+from hebbs._generated import hebbs_pb2 as pb
+
+from engine import ids
+from engine.errors import ValidationError
+from engine.models import Memory, MemoryKind, RecallResult, StrategyDetail
+from engine.store.records import from_micros
+
+STRATEGY_OF = {pb.SIMILARITY: "similarity", pb.TEMPORAL: "temporal", pb.CAUSAL: "causal", pb.ANALOGICAL: "analogical"}
+STRATEGY_TO = {name: number for number, name in STRATEGY_OF.items()}
+EDGE_OF = {
+    pb.EDGE_TYPE_CAUSED_BY: "caused_by", pb.EDGE_TYPE_RELATED_TO: "related_to",
+    pb.EDGE_TYPE_FOLLOWED_BY: "followed_by", pb.EDGE_TYPE_REVISED_FROM: "revised_from",
+    pb.EDGE_TYPE_CONTRADICTS: "contradicts", pb.EDGE_TYPE_ENTITY_RELATION: "entity_relation",
+    pb.EDGE_TYPE_PROPOSITION_OF: "proposition_of",
+}
+EDGE_TO = {name: number for number, name in EDGE_OF.items()}
+KIND_TO = {
+    MemoryKind.EPISODE: pb.MEMORY_KIND_EPISODE, MemoryKind.INSIGHT: pb.MEMORY_KIND_INSIGHT,
+    MemoryKind.REVISION: pb.MEMORY_KIND_REVISION, MemoryKind.DOCUMENT: pb.MEMORY_KIND_DOCUMENT,
+    MemoryKind.PROPOSITION: pb.MEMORY_KIND_PROPOSITION,
+}
+KIND_OF = {number: kind.value for kind, number in KIND_TO.items()}
+
+
+def memory_id(raw: bytes, what: str = "memory_id") -> str:
+    """The engine's id of 16 wire bytes; a clear error for anything else."""
+    try:
+        return ids.from_bytes(bytes(raw))
+    except ValueError:
+        raise ValidationError(f"{what} must be the 16 bytes of a memory id, got {len(raw)} bytes") from None
+
+
+def _micros(moment: datetime | None) -> int:
+    return 0 if moment is None else int(moment.timestamp() * 1_000_000)
+
+
+def _iso(micros: int) -> str | None:
+    moment = from_micros(micros) if micros else None
+    return None if moment is None else moment.isoformat()
+
+
+def _struct(value: dict[str, Any] | None) -> struct_pb2.Struct | None:
+    if not value:
+        return None
+    s = struct_pb2.Struct()
+    s.update(value)
+    return s
+
+
+def context_of(message: Any, field: str = "context") -> dict[str, Any] | None:
+    return json_format.MessageToDict(getattr(message, field)) if message.HasField(field) else None
+
+
+def memory_to_proto(memory: Memory) -> Any:
+    out = pb.Memory(
+        memory_id=ids.to_bytes(memory.id),
+        content=memory.content,
+        importance=memory.importance,
+        created_at=_micros(memory.created_at),
+        updated_at=_micros(memory.updated_at),
+        last_accessed_at=_micros(memory.last_accessed_at),
+        access_count=memory.access_count,
+        kind=KIND_TO.get(memory.kind, pb.MEMORY_KIND_UNSPECIFIED),
+    )
+    context = _struct(memory.context)
+    if context is not None:
+        out.context.CopyFrom(context)
+    if memory.entity_id is not None:
+        out.entity_id = memory.entity_id
+    return out
+
+
+def detail_to_proto(detail: StrategyDetail) -> Any:
+    f = detail.fields
+    out = pb.StrategyDetailMessage(strategy_type=STRATEGY_TO[detail.strategy.value], relevance=detail.relevance)
+    if "distance" in f:
+        out.distance = float(f["distance"])
+    if "rank" in f:
+        out.rank = int(f["rank"])
+    if f.get("timestamp"):
+        moment = datetime.fromisoformat(str(f["timestamp"]).replace("Z", "+00:00"))
+        out.timestamp = _micros(moment)
+    if "depth" in f:
+        out.depth = int(f["depth"])
+    if f.get("edge_type") in EDGE_TO:
+        out.causal_edge_type = EDGE_TO[f["edge_type"]]
+    if f.get("seed_id"):
+        out.seed_id = ids.to_bytes(f["seed_id"])
+    if "embedding_similarity" in f:
+        out.embedding_similarity = float(f["embedding_similarity"])
+    if "structural_similarity" in f:
+        out.structural_similarity = float(f["structural_similarity"])
+    return out
+
+
+def result_to_proto(result: RecallResult) -> Any:
+    return pb.RecallResult(
+        memory=memory_to_proto(result.memory),
+        score=result.score,
+        strategy_details=[detail_to_proto(d) for d in result.strategy_details],
+    )
+
+
+def weights_of(message: Any) -> dict[str, float] | None:
+    if not message.HasField("scoring_weights"):
+        return None
+    w = message.scoring_weights
+    return {"w_relevance": w.w_relevance, "w_recency": w.w_recency, "w_importance": w.w_importance,
+            "w_reinforcement": w.w_reinforcement}
+
+
+def remember_fields(request: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {"content": request.content}
+    if request.HasField("importance"):
+        fields["importance"] = request.importance
+    if request.HasField("context"):
+        fields["context"] = context_of(request)
+    if request.HasField("entity_id") and request.entity_id:
+        fields["entity_id"] = request.entity_id
+    if request.HasField("kind") and request.kind != pb.MEMORY_KIND_UNSPECIFIED:
+        fields["kind"] = KIND_OF.get(request.kind, str(request.kind))
+    edges = []
+    for edge in request.edges:
+        if edge.edge_type not in EDGE_OF:
+            raise ValidationError(f"edge type {pb.EdgeType.Name(edge.edge_type)} is not stored by this engine")
+        spec: dict[str, Any] = {"target": memory_id(edge.target_id, "edge target_id"), "type": EDGE_OF[edge.edge_type]}
+        if edge.HasField("confidence"):
+            spec["confidence"] = edge.confidence
+        edges.append(spec)
+    if edges:
+        fields["edges"] = edges
+    return fields
+
+
+def revise_fields(request: Any) -> dict[str, Any]:
+    if len(request.edges):
+        raise ValidationError("revise does not take edges here; remember a memory with edges instead")
+    fields: dict[str, Any] = {"memory_id": memory_id(request.memory_id)}
+    for name in ("content", "importance", "entity_id"):
+        if request.HasField(name):
+            fields[name] = getattr(request, name)
+    if request.HasField("context"):
+        fields["context"] = context_of(request)
+    return fields
+
+
+def _merge(params: dict[str, Any], name: str, value: Any) -> None:
+    if name in params and params[name] != value:
+        raise ValidationError(f"strategy configs disagree on {name}: {params[name]!r} and {value!r}")
+    params[name] = value
+
+
+def recall_fields(request: Any) -> dict[str, Any]:
+    """The engine's recall fields from `RecallRequest`: strategies and each config's parameters."""
+    fields: dict[str, Any] = {"cue": request.cue}
+    strategies = []
+    params: dict[str, Any] = {}
+    for config in request.strategies:
+        if config.strategy_type not in STRATEGY_OF:
+            raise ValidationError(f"unknown strategy {pb.RecallStrategyType.Name(config.strategy_type)}")
+        strategies.append(STRATEGY_OF[config.strategy_type])
+        if config.HasField("entity_id") and config.entity_id:
+            _merge(params, "entity_id", config.entity_id)
+        if config.HasField("time_range"):
+            span = config.time_range
+            _merge(params, "time_range", [_iso(span.start_us), _iso(span.end_us)])
+        if config.HasField("seed_memory_id"):
+            _merge(params, "seed_memory_id", memory_id(config.seed_memory_id, "seed_memory_id"))
+        if config.HasField("max_depth"):
+            _merge(params, "max_depth", config.max_depth)
+        if config.HasField("ef_search"):
+            _merge(params, "ef_search", config.ef_search)
+        if config.HasField("analogical_alpha"):
+            _merge(params, "analogical_alpha", config.analogical_alpha)
+        if len(config.edge_types):
+            unknown = [pb.EdgeType.Name(t) for t in config.edge_types if t not in EDGE_OF]
+            if unknown:
+                raise ValidationError(f"edge types not stored by this engine: {', '.join(unknown)}")
+            _merge(params, "edge_types", sorted(EDGE_OF[t] for t in config.edge_types))
+        if config.HasField("top_k"):
+            params["top_k"] = max(params.get("top_k", 0), config.top_k)
+    if strategies:
+        fields["strategies"] = strategies
+    fields.update(params)
+    if request.HasField("top_k"):
+        fields["top_k"] = request.top_k
+    weights = weights_of(request)
+    if weights is not None:
+        fields["scoring_weights"] = weights
+    return fields
+
+
+def prime_fields(request: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {"entity_id": request.entity_id}
+    if request.HasField("similarity_cue"):
+        fields["cue"] = request.similarity_cue
+    if request.HasField("max_memories"):
+        fields["top_k"] = request.max_memories
+    weights = weights_of(request)
+    if weights is not None:
+        fields["scoring_weights"] = weights
+    return fields
+
+
+def forget_fields(request: Any) -> dict[str, Any]:
+    for name in ("staleness_threshold_us", "access_count_floor", "memory_kind", "decay_score_floor"):
+        if request.HasField(name):
+            raise ValidationError(f"forget by {name} is not supported; give memory_ids or entity_id")
+    fields: dict[str, Any] = {"memory_ids": [memory_id(raw) for raw in request.memory_ids]}
+    if request.HasField("entity_id") and request.entity_id:
+        fields["entity_id"] = request.entity_id
+    return fields

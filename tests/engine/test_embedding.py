@@ -1,0 +1,82 @@
+"""Both embedding backends give the same vectors; the ONNX one runs without torch and exports idempotently."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import config
+from engine.embedding import OnnxEmbedder, SentenceTransformerEmbedder, create_embedder
+from engine.errors import ValidationError
+from engine.onnx_export import ensure_exported
+
+TEXTS = [
+    "Caroline went to the LGBTQ support group on 7 May 2023.",
+    "a",
+    "Ünïcödé, émojis 🙂 and CJK 記憶 survive tokenisation.",
+    "The deploy failed because the migration locked the users table; we rolled back at 14:05.",
+    # Longer than the model's 256-token limit: both backends must truncate at the same place.
+    " ".join(f"word{i} of a very long document about memory" for i in range(120)),
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+def test_onnx_and_torch_give_the_same_vectors(torch_embedder: SentenceTransformerEmbedder) -> None:
+    onnx = OnnxEmbedder(batch_size=4)  # several sub-batches of different lengths, run concurrently
+    texts = TEXTS * 3
+    a = onnx.encode(texts)
+    b = torch_embedder.encode(texts)
+    assert a.shape == b.shape == (len(texts), 384)
+    assert a.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(a * b, axis=1)
+    assert cosines.min() > 0.99999, cosines
+    # Batching never changes a vector: one text alone equals the same text inside a padded batch.
+    np.testing.assert_allclose(onnx.encode([TEXTS[0]])[0], a[0], atol=1e-5)
+
+
+def test_no_texts_give_an_empty_matrix() -> None:
+    assert OnnxEmbedder().encode([]).shape == (0, 384)
+
+
+def test_the_backend_comes_from_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(config.EMBEDDING_BACKEND_ENV, raising=False)
+    assert isinstance(create_embedder(), OnnxEmbedder)
+    monkeypatch.setenv(config.EMBEDDING_BACKEND_ENV, "torch")
+    assert isinstance(create_embedder(), SentenceTransformerEmbedder)
+    monkeypatch.setenv(config.EMBEDDING_BACKEND_ENV, "tensorflow")
+    with pytest.raises(ValidationError, match="unknown embedding backend 'tensorflow'"):
+        create_embedder()
+
+
+def test_export_is_idempotent() -> None:
+    first = ensure_exported()
+    stamp = first.stat().st_mtime_ns
+    assert ensure_exported() == first
+    assert first.stat().st_mtime_ns == stamp  # found in the cache, not exported again
+
+
+def test_onnx_recall_path_never_imports_torch(tmp_path: Path) -> None:
+    ensure_exported()
+    code = (
+        "import sys\n"
+        "from engine import MemoryEngine\n"
+        f"with MemoryEngine({str(tmp_path / 'data')!r}) as e:\n"
+        "    e.remember('the cat sat on the mat')\n"
+        "    assert e.recall('cat')\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != config.EMBEDDING_BACKEND_ENV}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
