@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import streamlit as st
 
@@ -13,6 +13,7 @@ from workbench.session import attempt, current_engine, memory_label, require_mem
 
 MAX_PER_ENTITY = 1000
 DEFAULT_ENTITIES = 3
+PICKER_MARGIN_DAYS = 31
 FIELDS = [
     urlstate.Field("timeline_entities", "entity", "list"),
     urlstate.Field("timeline_dates", "dates", "dates"),
@@ -92,9 +93,8 @@ def main() -> None:
     st.session_state["timeline_entities"] = kept or default_entities(engine, entities)
     chosen = st.sidebar.multiselect("Entities", entities, key="timeline_entities")
     first, last = data_span(engine)
-    kept_dates = st.session_state.get("timeline_dates")
-    if kept_dates and first and last and not all(first <= d <= last for d in kept_dates):
-        st.session_state["timeline_dates"] = ()  # a link's dates outside the data: show all time
+    if first and last:  # a margin around the data, so a range may start before or end after it
+        first, last = first - timedelta(days=PICKER_MARGIN_DAYS), last + timedelta(days=PICKER_MARGIN_DAYS)
     dates = st.sidebar.date_input("Time range", value=[], key="timeline_dates", min_value=first, max_value=last,
                                   help="Pick a start and an end date; leave empty for all time. The calendar "
                                        "spans the stored memories' dates.")
