@@ -429,6 +429,7 @@ class MemoryEngine:
             graph=lambda: indexes.graph,
             structures=lambda: indexes.structures,
             excluded=frozenset(indexes.revision_ids()),
+            now=self.clock.now(),
         )
         if len(request.strategies) == 1:
             hit_lists = [STRATEGIES[request.strategies[0]](inputs)]
