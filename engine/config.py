@@ -128,3 +128,19 @@ LLM_TIMEOUT_SECONDS = 60.0
 
 def temporal_pool(top_k: int) -> int:
     return max(top_k * TEMPORAL_POOL_FACTOR, TEMPORAL_POOL_MIN)
+
+# --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
+# A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
+WINDOW_RADIUS = 2
+# Context fields that name an episode: linked memories are in one window only when these all agree.
+EPISODE_KEYS = ("conversation", "session", "document", "source")
+# How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
+LEXICAL_POOL = 100
+# Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
+LEXICAL_RELEVANCE_HALF = 10.0
+# Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
+FUSION_POOL = 100
+# Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
+EXACT_SEARCH_MAX_MEMORIES = 5000
+# The preset `hebbs recall` uses when no strategy is named.
+DEFAULT_PRESET = "recommended"

@@ -54,7 +54,9 @@ from engine.ingest.structure import extractor_named
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
-from engine.recall.strategies import STRATEGIES, Hit, RecallInputs
+from engine.recall.fusion import fuse
+from engine.recall.registry import STRATEGIES
+from engine.recall.strategies import Hit, RecallInputs
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
 from engine.structure import EXTRACTOR_META_KEY, StructureExtractor
@@ -431,15 +433,45 @@ class MemoryEngine:
             excluded=frozenset(indexes.revision_ids()),
             now=self.clock.now(),
         )
-        if len(request.strategies) == 1:
-            hit_lists = [STRATEGIES[request.strategies[0]](inputs)]
+        if request.fused:
+            candidates = self._fused_candidates(inputs)
         else:
-            hit_lists = list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), request.strategies))
-        results = self._rank(hit_lists, request.scoring_weights, request.top_k)
+            hit_lists = self._run_strategies(inputs)
+            candidates = _best_of(hit_lists)
+        results = self._rank(candidates, request.scoring_weights, request.top_k)
         if request.strategies == (Strategy.TEMPORAL,):
             # A timeline is read in the order things happened.
             results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
         return results
+
+    def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
+        strategies = inputs.request.strategies
+        if len(strategies) == 1:
+            return [STRATEGIES[strategies[0]](inputs)]
+        return list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), strategies))
+
+    def _fused_candidates(self, inputs: RecallInputs) -> dict[str, tuple[float, list[StrategyDetail]]]:
+        """Several strategies' evidence added up (engine/recall/fusion.py). Similarity and lexical search a
+        pool wider than top_k, exactly (HNSW asked for every memory) when the store is small."""
+        request = inputs.request
+        ef = request.ef_search
+        if request.fusion.exact_search:
+            count = self._store.count()
+            if count <= config.EXACT_SEARCH_MAX_MEMORIES:
+                ef = max(ef, count)
+        pool_k = max(request.top_k, config.FUSION_POOL)
+        wide = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k))
+        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef))
+
+        def run(strategy: Strategy) -> list[Hit]:
+            chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow
+            return STRATEGIES[strategy](chosen)
+
+        strategies = request.strategies
+        many = len(strategies) > 1
+        hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
+        fused = fuse(inputs, dict(zip(strategies, hit_lists, strict=True)), request.fusion)
+        return {f.id: (f.relevance, list(f.details)) for f in fused}
 
     def _strategy_pool(self) -> ThreadPoolExecutor:
         """One pool for the engine's life: starting threads on every recall cost more than a strategy."""
@@ -448,19 +480,16 @@ class MemoryEngine:
                 self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
             return self._pool
 
-    def _rank(self, hit_lists: Sequence[list[Hit]], weights: scoring.ScoringWeights, top_k: int) -> list[RecallResult]:
-        """Fuse, score and cut to top_k, reading whole memories for the winners only.
+    def _rank(
+        self, candidates: Mapping[str, tuple[float, list[StrategyDetail]]], weights: scoring.ScoringWeights, top_k: int
+    ) -> list[RecallResult]:
+        """Score and cut to top_k, reading whole memories for the winners only.
 
-        Fusion de-duplicates by id, keeping the highest relevance and every strategy's detail. A candidate's
-        score needs just its importance, created_at and access_count: a temporal pool of hundreds is scored
-        from those and only the top_k are read and parsed in full.
+        A candidate's score needs just its importance, created_at and access_count: a temporal pool of
+        hundreds is scored from those and only the top_k are read and parsed in full.
         """
-        best: dict[str, float] = {}
-        details: dict[str, list[StrategyDetail]] = {}
-        for hits in hit_lists:
-            for h in hits:
-                best[h.id] = max(best.get(h.id, 0.0), h.relevance)
-                details.setdefault(h.id, []).append(h.detail)
+        best = {i: relevance for i, (relevance, _) in candidates.items()}
+        details = {i: d for i, (_, d) in candidates.items()}
         now = self.clock.now()
         inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
         ranked = []
@@ -494,3 +523,13 @@ class MemoryEngine:
         """The benchmark hook: one plain Chroma query on this store's collection, nothing around it. The
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
+
+
+def _best_of(hit_lists: Sequence[list[Hit]]) -> dict[str, tuple[float, list[StrategyDetail]]]:
+    """One strategy's hits as candidates (de-duplicated by id, keeping the highest relevance)."""
+    out: dict[str, tuple[float, list[StrategyDetail]]] = {}
+    for hits in hit_lists:
+        for h in hits:
+            relevance, details = out.get(h.id, (0.0, []))
+            out[h.id] = (max(relevance, h.relevance), [*details, h.detail])
+    return out

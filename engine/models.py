@@ -32,6 +32,7 @@ class Strategy(StrEnum):
     TEMPORAL = "temporal"
     CAUSAL = "causal"
     ANALOGICAL = "analogical"
+    LEXICAL = "lexical"
 
 
 def iso(ts: datetime | None) -> str | None:

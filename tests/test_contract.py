@@ -72,6 +72,10 @@ SCENARIO: list[tuple[str, dict[str, Any], type[HebbsError] | None]] = [
     ("recall", {"cue": "rack", "strategies": ["temporal"], "entity_id": "rack-7"}, OK),
     ("recall", {"cue": "", "strategies": ["causal"], "seed_memory_id": "$1", "max_depth": 2}, OK),
     ("recall", {"cue": "fan", "strategies": ["similarity", "causal"], "scoring_weights": "1:0:0:0"}, OK),
+    ("recall", {"cue": "why did the fan fail", "strategies": ["lexical"], "top_k": 2}, OK),
+    ("recall", {"cue": "rack fan", "preset": "recommended", "top_k": 3}, OK),
+    ("recall", {"cue": "x", "preset": "best-ever"}, InvalidRecallError),
+    ("recall", {"cue": " ", "strategies": ["lexical"]}, InvalidRecallError),
     ("recall", {"cue": "x", "strategies": ["telepathy"]}, InvalidRecallError),
     ("recall", {"cue": "x", "strategies": ["temporal"]}, InvalidRecallError),
     ("recall", {"cue": "", "strategies": ["similarity"]}, InvalidRecallError),
@@ -96,6 +100,7 @@ CLI_FLAGS = {
     "limit": "--limit", "offset": "--offset", "min_importance": "--min-importance", "time_range": "--time-range",
     "top_k": "--top-k", "scoring_weights": "--weights", "seed_memory_id": "--seed", "max_depth": "--max-depth",
     "edge_types": "--edge-types", "ef_search": "--ef-search", "analogical_alpha": "--analogical-alpha",
+    "preset": "--preset",
     "content": "--content",
 }
 POSITIONAL = {"remember": "content", "get": "memory_id", "revise": "memory_id", "recall": "cue"}

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Self
 from engine import config, validation
 from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
+from engine.recall.presets import PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
 from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 
 TimeRange = tuple[datetime | None, datetime | None]
@@ -387,6 +388,43 @@ def _weights(value: object) -> ScoringWeights:
     raise InvalidRecallError(f"scoring_weights must be an object or R:T:I:F, got {type(value).__name__}")
 
 
+def _fusion(value: object, default: FusionSettings) -> FusionSettings:
+    """Fusion settings: a `FusionSettings`, or an object overriding some of the preset's fields."""
+    if value is None:
+        return default
+    if isinstance(value, FusionSettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidRecallError(f"fusion must be an object, got {type(value).__name__}")
+    allowed = ("weights", "neighbour_weight", "episode_weight", "exact_search")
+    unknown = sorted(str(k) for k in value if k not in allowed)
+    if unknown:
+        raise InvalidRecallError(f"unknown fusion field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
+    weights = value.get("weights", default.weights)
+    if not isinstance(weights, Mapping) or any(k not in SIGNALS for k in weights):
+        raise InvalidRecallError(f"fusion weights must be an object with keys among {', '.join(SIGNALS)}")
+    numbers = {"weights": {k: _share(f"fusion weight {k}", v, 10.0) for k, v in weights.items()}}
+    for name in ("neighbour_weight", "episode_weight"):
+        numbers[name] = _share(name, value.get(name, getattr(default, name)), 1.0)  # type: ignore[assignment]
+    exact = value.get("exact_search", default.exact_search)
+    if not isinstance(exact, bool):
+        raise InvalidRecallError(f"exact_search must be true or false, got {exact!r}")
+    return FusionSettings(
+        weights=numbers["weights"],
+        neighbour_weight=numbers["neighbour_weight"],  # type: ignore[arg-type]
+        episode_weight=numbers["episode_weight"],  # type: ignore[arg-type]
+        exact_search=exact,
+    )
+
+
+def _share(name: str, value: object, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidRecallError(f"{name} must be a number in [0, {hi:g}], got {value!r}")
+    if not 0.0 <= value <= hi:
+        raise InvalidRecallError(f"{name} must be a number in [0, {hi:g}], got {value:g}")
+    return float(value)
+
+
 @dataclass(frozen=True, slots=True)
 class RecallRequest:
     """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2)."""
@@ -403,6 +441,13 @@ class RecallRequest:
     max_depth: int = config.DEFAULT_MAX_DEPTH
     edge_types: frozenset[EdgeType] | None = None
     analogical_alpha: float = config.DEFAULT_ANALOGICAL_ALPHA
+    preset: str | None = None
+    fusion: FusionSettings = PLAIN_FUSION
+
+    @property
+    def fused(self) -> bool:
+        """Several strategies, or a preset: evidence is normalised and added (engine/recall/fusion.py)."""
+        return len(self.strategies) > 1 or self.preset is not None or self.fusion != PLAIN_FUSION
 
     @property
     def needs_cue_embedding(self) -> bool:
@@ -415,9 +460,14 @@ class RecallRequest:
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
         values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        preset_name = values.get("preset")
+        if preset_name in (None, ""):
+            preset_name = None
+        elif not isinstance(preset_name, str) or preset_name not in PRESETS:
+            raise InvalidRecallError(f"unknown preset {preset_name!r}; expected one of {', '.join(PRESETS)}")
         strategies = values.get("strategies")
         if strategies is None:
-            strategies = [Strategy.SIMILARITY]
+            strategies = list(PRESETS[preset_name].strategies) if preset_name else [Strategy.SIMILARITY]
         elif isinstance(strategies, str):
             strategies = [strategies]
         elif not isinstance(strategies, Iterable) or isinstance(strategies, Mapping):
@@ -443,10 +493,12 @@ class RecallRequest:
             max_depth=_int("max_depth", values.get("max_depth", config.DEFAULT_MAX_DEPTH), 1, config.MAX_DEPTH_CAP),
             edge_types=_edge_types(values.get("edge_types")),
             analogical_alpha=float(alpha),
+            preset=preset_name,
+            fusion=_fusion(values.get("fusion"), PRESETS[preset_name].fusion if preset_name else PLAIN_FUSION),
         )
         if Strategy.TEMPORAL in chosen and request.entity_id is None:
             raise InvalidRecallError("the temporal strategy needs an entity_id (whose timeline to read)")
-        if request.needs_cue_embedding and not cue.strip():
+        if (request.needs_cue_embedding or Strategy.LEXICAL in chosen) and not cue.strip():
             needs = [s.value for s in chosen if s != Strategy.TEMPORAL]
             raise InvalidRecallError(f"a non-empty cue is required for {', '.join(needs)} recall")
         return request

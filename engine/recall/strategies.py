@@ -225,11 +225,3 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     return hits[: req.top_k]
-
-
-STRATEGIES: dict[Strategy, Callable[[RecallInputs], list[Hit]]] = {
-    Strategy.SIMILARITY: similarity,
-    Strategy.TEMPORAL: temporal,
-    Strategy.CAUSAL: causal,
-    Strategy.ANALOGICAL: analogical,
-}

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from engine.models import Edge, EdgeType, Memory, MemoryKind
+from engine.store import fulltext
 
 SCHEMA_VERSION = 1
 
@@ -113,6 +114,14 @@ class RecordStore:
         self._conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
+        self._conn.executescript(fulltext.SCHEMA)
+        if self.get_meta(fulltext.META_KEY) != fulltext.VERSION:
+            # A store written before the lexical index existed (or by another version of it): fill it once.
+            with self.transaction() as cur:
+                fulltext.rebuild(cur)
+                cur.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (fulltext.META_KEY, fulltext.VERSION)
+                )
 
     def close(self) -> None:
         with self._lock:
@@ -171,12 +180,14 @@ class RecordStore:
                 [_record_params(r) for r in records],
             )
             _insert_edges(cur, edges)
+            fulltext.index(cur, [r.memory.id for r in records])
             if also is not None:
                 also(cur)
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
         with self.transaction() as cur:
             _insert_edges(cur, edges)
+            _refresh_windows(cur, edges)
 
     def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:
         """Replace a memory's state and keep the old state as a revision memory, atomically."""
@@ -203,16 +214,42 @@ class RecordStore:
                 ),
             )
             _insert_edges(cur, [edge])
+            fulltext.index(cur, [m.id])
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete memories (and, by cascade, their edges); returns the ids that existed."""
         with self.transaction() as cur:
             existing = _existing(cur, ids)
+            around = fulltext.neighbourhood(cur, existing)
+            fulltext.remove(cur, existing)
             for chunk in _chunks(existing, 500):
                 marks = ",".join("?" * len(chunk))
                 cur.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             cur.executemany("INSERT OR IGNORE INTO pending_vector_deletes (id) VALUES (?)", [(i,) for i in existing])
+            fulltext.refresh_windows(cur, around - set(existing))
         return existing
+
+    def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float, str]]:
+        """The best `limit` matches of an FTS5 expression in `memory_text` or `window_text` (see fulltext)."""
+        with self._lock:
+            try:
+                return fulltext.search(self._conn.cursor(), table, match, limit)
+            except sqlite3.OperationalError:
+                return []  # an expression FTS5 cannot parse matches nothing
+
+    def followed_by_neighbours(self, ids: Sequence[str]) -> dict[str, set[str]]:
+        """Both directions of the followed_by edges touching the given memories."""
+        with self._lock:
+            return fulltext.followed_by(self._conn.cursor(), ids)
+
+    def episode_keys(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """Which episode (conversation, session, document) each memory belongs to; see `fulltext.episode_key`."""
+        found: dict[str, tuple[Any, ...]] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, context FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = fulltext.episode_key(json.loads(r[1]))
+        return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
         if not ids:
@@ -429,11 +466,19 @@ class RecordStore:
     ) -> None:
         """Swap every edge of `attrs.origin == origin` for `edges`, atomically (`also` commits with them)."""
         with self.transaction() as cur:
+            removed = [
+                Edge(r[0], r[1], EdgeType.FOLLOWED_BY, 1.0, {})
+                for r in cur.execute(
+                    "SELECT source, target FROM edges WHERE json_extract(attrs, '$.origin') = ? AND type = ?",
+                    (origin, EdgeType.FOLLOWED_BY.value),
+                )
+            ]
             cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (origin,))
             cur.executemany(
                 "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
                 [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
             )
+            _refresh_windows(cur, [*removed, *edges])  # windows around edges that went or came
             if also is not None:
                 also(cur)
 
@@ -520,6 +565,13 @@ def _filters(
         clauses.append("created_at <= ?")
         params.append(to_micros(end))
     return clauses, params
+
+
+def _refresh_windows(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
+    """New followed_by edges change the windows around both ends."""
+    ends = {i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)}
+    if ends:
+        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends)))
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

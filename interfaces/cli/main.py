@@ -29,6 +29,7 @@ from engine.api import (
 )
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
+from engine.recall.presets import PRESETS
 from interfaces.cli.options import common_options, data_dir_option, format_option, server_option
 from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
@@ -246,7 +247,12 @@ def stats() -> None:
     "strategies",
     multiple=True,
     metavar="S",
-    help="similarity (default), temporal, causal, analogical; repeat to combine.",
+    help="similarity, temporal, causal, analogical, lexical; repeat to combine (default: the --preset).",
+)
+@click.option(
+    "--preset",
+    metavar="NAME",
+    help=f"A named recall recipe: {', '.join(PRESETS)} (default {config.DEFAULT_PRESET} when no --strategy).",
 )
 @click.option("--top-k", type=int, default=config.DEFAULT_TOP_K, show_default=True)
 @click.option("--weights", metavar="R:T:I:F", help="Relevance:recency:importance:reinforcement weights.")
@@ -288,12 +294,14 @@ def recall(
     edge_types: str | None,
     ef_search: int,
     analogical_alpha: float,
+    preset: str | None,
 ) -> None:
     """Recall memories for a cue, ranked by the composite score."""
     request = RecallRequest.parse(
         {
             "cue": cue,
             "strategies": list(strategies) or None,
+            "preset": preset or (None if strategies else config.DEFAULT_PRESET),
             "top_k": top_k,
             "scoring_weights": weights,
             "entity_id": entity_id,
@@ -377,6 +385,8 @@ def _detail_label(d: dict[str, Any]) -> str:
         return f"causal d={d['depth']}" + (f" {d['edge_type']}" if d.get("edge_type") else " seed")
     if name == "temporal":
         return f"temporal #{d['rank']}"
+    if name == "lexical":
+        return f"lex {d['relevance']:.2f}"
     if name == "analogical":
         return f"analog e={d['embedding_similarity']:.2f} s={d['structural_similarity']:.2f}"
     return f"sim {d['relevance']:.2f}"

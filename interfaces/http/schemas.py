@@ -73,7 +73,11 @@ class EdgesBody(Body):
 class RecallBody(Body):
     cue: str | None = Field(None, examples=["Acme meeting"])
     strategies: list[str] | str | None = Field(
-        None, description="similarity (default), temporal, causal, analogical; several are fused."
+        None, description="similarity (default), temporal, causal, analogical, lexical; several are fused."
+    )
+    preset: str | None = Field(None, description="A named recipe (recommended, similarity, lexical).")
+    fusion: dict[str, Any] | None = Field(
+        None, description="Overrides of the fusion settings: weights, neighbour_weight, episode_weight, exact_search."
     )
     strategy: str | None = Field(None, description="One strategy (the official REST client's field).")
     top_k: int | None = Field(None, examples=[config.DEFAULT_TOP_K])

@@ -1,0 +1,81 @@
+"""Named recall presets: a strategy mix and fusion settings chosen once, so users get them by name.
+
+`recommended` is what `hebbs recall` runs when no strategy is named. Its numbers were chosen on the LoCoMo
+tuning half only (benchmarks/locomo_eval.py); the held-out figures are in docs/benchmarks.md. Presets are
+module constants and never mutated; a request may override any of their fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from engine.models import Strategy
+
+# Fused signals: each strategy's relevance, except lexical, which brings two (its own text, its window).
+SIGNALS = ("similarity", "lexical", "lexical_window", "temporal", "causal", "analogical")
+
+
+@dataclass(frozen=True, slots=True)
+class FusionSettings:
+    """How a fused recall combines evidence (see engine/recall/fusion.py).
+
+    weights: signal -> weight of its per-query z-score (missing signals weigh 1).
+    neighbour_weight: share of the best same-episode neighbour's fused score a memory borrows.
+    episode_weight: share of its episode's best fused score a memory borrows.
+    exact_search: small stores are searched exactly rather than through HNSW.
+    """
+
+    weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    neighbour_weight: float = 0.0
+    episode_weight: float = 0.0
+    exact_search: bool = False
+
+    def weight(self, signal: str) -> float:
+        return float(self.weights.get(signal, 1.0))
+
+    @property
+    def smooths(self) -> bool:
+        return self.neighbour_weight > 0 or self.episode_weight > 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "weights": dict(self.weights),
+            "neighbour_weight": self.neighbour_weight,
+            "episode_weight": self.episode_weight,
+            "exact_search": self.exact_search,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RecallPreset:
+    name: str
+    description: str
+    strategies: tuple[Strategy, ...]
+    fusion: FusionSettings
+
+
+PLAIN_FUSION = FusionSettings()
+
+RECOMMENDED = RecallPreset(
+    "recommended",
+    "similarity + lexical (memory and context window), z-score fusion, neighbour smoothing, episode boost, "
+    "exact search on small stores",
+    (Strategy.SIMILARITY, Strategy.LEXICAL),
+    FusionSettings(
+        weights=MappingProxyType({"similarity": 1.0, "lexical": 0.6, "lexical_window": 0.8}),
+        neighbour_weight=0.25,
+        episode_weight=0.1,
+        exact_search=True,
+    ),
+)
+
+PRESETS: Mapping[str, RecallPreset] = MappingProxyType(
+    {
+        RECOMMENDED.name: RECOMMENDED,
+        "similarity": RecallPreset("similarity", "embedding similarity alone (HNSW)", (Strategy.SIMILARITY,),
+                                   PLAIN_FUSION),
+        "lexical": RecallPreset("lexical", "BM25 full-text match alone", (Strategy.LEXICAL,), PLAIN_FUSION),
+    }
+)

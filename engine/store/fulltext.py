@@ -1,0 +1,186 @@
+"""The lexical index: SQLite FTS5 tables in the record store, written in the same transactions as memories.
+
+Two tables, both with Porter stemming:
+- `memory_text`: each memory's own content.
+- `window_text`: each memory's context window, its content together with its neighbours in the same
+  episode (memories linked by `followed_by` within `config.WINDOW_RADIUS` steps whose context names the
+  same conversation, session or document), in time order. A turn that only makes sense beside its
+  neighbours ("yes, last Tuesday") is still found by the words around it.
+
+The record store calls these functions with its open cursor, so the text index can never disagree with
+the memories it indexes: a crash rolls both back together. A store written before this index existed is
+filled on open (`rebuild`). Revisions are history and are not indexed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine import config
+from engine.models import EdgeType, MemoryKind
+
+VERSION = "1"
+META_KEY = "fulltext_version"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS fulltext_rows (rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_text USING fts5(body, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS window_text USING fts5(body, tokenize='porter unicode61')
+"""
+
+TABLES = ("memory_text", "window_text")
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def episode_key(context: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two linked memories part of one episode: the same values of `config.EPISODE_KEYS`."""
+    return tuple(json.dumps(context.get(k), sort_keys=True) for k in config.EPISODE_KEYS)
+
+
+def _rowids(cur: sqlite3.Cursor, ids: Sequence[str], create: bool) -> dict[str, int]:
+    if create:
+        cur.executemany("INSERT OR IGNORE INTO fulltext_rows (id) VALUES (?)", [(i,) for i in ids])
+    found: dict[str, int] = {}
+    for chunk in _chunks(ids):
+        found.update((r[1], r[0]) for r in cur.execute(
+            f"SELECT rowid, id FROM fulltext_rows WHERE id IN ({_marks(len(chunk))})", chunk
+        ))
+    return found
+
+
+def _texts(cur: sqlite3.Cursor, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]:
+    """(content, created_at, context) of the given memories that exist and are not revisions."""
+    found: dict[str, tuple[str, int, dict[str, Any]]] = {}
+    for chunk in _chunks(ids):
+        rows = cur.execute(
+            f"SELECT id, content, created_at, context FROM memories WHERE kind != ? AND id IN ({_marks(len(chunk))})",
+            (MemoryKind.REVISION.value, *chunk),
+        )
+        for r in rows:
+            found[r[0]] = (r[1], r[2], json.loads(r[3]))
+    return found
+
+
+def followed_by(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, set[str]]:
+    """Both directions of the `followed_by` edges touching the given memories."""
+    adjacent: dict[str, set[str]] = {}
+    wanted = sorted(set(ids))
+    for chunk in _chunks(wanted, 400):
+        marks = _marks(len(chunk))
+        rows = cur.execute(
+            f"SELECT source, target FROM edges WHERE type = ? AND (source IN ({marks}) OR target IN ({marks}))",
+            (EdgeType.FOLLOWED_BY.value, *chunk, *chunk),
+        )
+        for a, b in rows:
+            adjacent.setdefault(a, set()).add(b)
+            adjacent.setdefault(b, set()).add(a)
+    return adjacent
+
+
+def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int) -> set[str]:
+    """The memories within `radius` followed_by steps of the given ones (themselves included)."""
+    reached = set(ids)
+    frontier = set(reached)
+    for _ in range(radius):
+        adjacent = followed_by(cur, frontier)
+        frontier = {n for i in frontier for n in adjacent.get(i, ())} - reached
+        reached |= frontier
+    return reached
+
+
+def windows(cur: sqlite3.Cursor, ids: Sequence[str]) -> dict[str, list[str]]:
+    """Each memory's window: itself and its same-episode followed_by neighbours, in time order."""
+    radius = config.WINDOW_RADIUS
+    area = _within(cur, ids, radius)
+    texts = _texts(cur, sorted(area))
+    adjacent = followed_by(cur, area)
+    out: dict[str, list[str]] = {}
+    for i in ids:
+        if i not in texts:
+            continue
+        key = episode_key(texts[i][2])
+        members, frontier = {i}, {i}
+        for _ in range(radius):
+            frontier = {
+                n for m in frontier for n in adjacent.get(m, ())
+                if n in texts and n not in members and episode_key(texts[n][2]) == key
+            }
+            members |= frontier
+        out[i] = sorted(members, key=lambda m: (texts[m][1], m))
+    return out
+
+
+def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
+    """(Re)write the text rows of the given memories and the windows of every memory whose window they are in."""
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return
+    texts = _texts(cur, ids)
+    live = [i for i in ids if i in texts]
+    remove(cur, [i for i in ids if i not in texts])
+    rowids = _rowids(cur, live, create=True)
+    cur.executemany("DELETE FROM memory_text WHERE rowid = ?", [(rowids[i],) for i in live])
+    cur.executemany(
+        "INSERT INTO memory_text (rowid, body) VALUES (?, ?)", [(rowids[i], texts[i][0]) for i in live]
+    )
+    refresh_windows(cur, _within(cur, live, config.WINDOW_RADIUS))
+
+
+def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str]) -> None:
+    """Recompute the window rows of the given memories (after their neighbourhood changed)."""
+    ids = sorted(set(ids))
+    if not ids:
+        return
+    members = windows(cur, ids)
+    texts = _texts(cur, sorted({m for ms in members.values() for m in ms}))
+    rowids = _rowids(cur, list(members), create=True)
+    cur.executemany("DELETE FROM window_text WHERE rowid = ?", [(rowids[i],) for i in members])
+    cur.executemany(
+        "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
+        [(rowids[i], "\n".join(texts[m][0] for m in ms)) for i, ms in members.items()],
+    )
+
+
+def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str]) -> set[str]:
+    """The memories whose windows may include the given ones: call before deleting them."""
+    return _within(cur, ids, config.WINDOW_RADIUS) - set(ids)
+
+
+def remove(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
+    rowids = _rowids(cur, list(ids), create=False)
+    for table in TABLES:
+        cur.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r in rowids.values()])
+    cur.executemany("DELETE FROM fulltext_rows WHERE id = ?", [(i,) for i in rowids])
+
+
+def rebuild(cur: sqlite3.Cursor) -> None:
+    """Fill the index from the memories (a store written before it existed, or a repair)."""
+    for table in (*TABLES, "fulltext_rows"):
+        cur.execute(f"DELETE FROM {table}")
+    ids = [r[0] for r in cur.execute("SELECT id FROM memories WHERE kind != ?", (MemoryKind.REVISION.value,))]
+    for chunk in _chunks(ids, 5000):
+        index(cur, list(chunk))
+
+
+def search(cur: sqlite3.Cursor, table: str, match: str, limit: int) -> list[tuple[str, float, str]]:
+    """(memory id, BM25 score (higher is better), content with matched words in [brackets]) of the best
+    `limit` rows of `table` for an FTS5 MATCH expression."""
+    assert table in TABLES
+    rows = cur.execute(
+        f"SELECT f.id, -bm25({table}), highlight({table}, 0, '[', ']') FROM {table}"
+        f" JOIN fulltext_rows f ON f.rowid = {table}.rowid"
+        f" WHERE {table} MATCH ? ORDER BY bm25({table}) LIMIT ?",
+        (match, limit),
+    )
+    return [(r[0], float(r[1]), r[2]) for r in rows]
