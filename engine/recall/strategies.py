@@ -94,8 +94,9 @@ def temporal(inp: RecallInputs) -> list[Hit]:
 
     Vectorised: the window is two binary searches on the entity's sorted times; the cue's similarity is one
     matrix product. Without a cue every candidate's relevance is the same 1, so the composite order depends
-    only on recency, importance and reinforcement, whatever fusion does with relevance: the pool is scored
-    here in numpy and only its top_k become hits (the facade then reads and scores just those).
+    only on recency, importance and reinforcement: for a plain (unfused) timeline read the pool is scored
+    here in numpy and only its top_k become hits (the facade then reads and scores just those). A fused
+    recall gets the whole pool, as fusion adds neighbours and evidence across strategies.
     """
     req = inp.request
     assert req.entity_id is not None
@@ -111,7 +112,7 @@ def temporal(inp: RecallInputs) -> list[Hit]:
     ranks = np.arange(len(ids))
     if inp.cue_embedding is None:
         relevance = np.ones(len(ids))
-        if len(ids) > req.top_k and inp.now is not None:
+        if len(ids) > req.top_k and inp.now is not None and not req.fused:
             keep = _top_by_composite(inp, ids, times, req.top_k)
             ids, times, ranks, relevance = ids[keep], times[keep], ranks[keep], relevance[keep]
     else:
