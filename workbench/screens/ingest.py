@@ -17,7 +17,7 @@ ENTITIES_HELP = ("Entities with memories: the timelines you can open (the same c
                  "An indexing run also recognises names that no memory is filed under; those are not counted.")
 
 ACCEPTED = [extension.lstrip(".") for extension in config.INGEST_EXTENSIONS]
-UPLOADS_DIRNAME = "uploads"
+UPLOADS_DIRNAME = config.UPLOADS_DIRNAME
 
 
 def index(engine: MemoryEngine, paths: Sequence[Path], what: str) -> None:
