@@ -437,6 +437,7 @@ class MemoryEngine:
             graph=lambda: indexes.graph,
             structures=lambda: indexes.structures,
             excluded=frozenset(indexes.revision_ids()),
+            now=self.clock.now(),
         )
         if request.fused:
             candidates = self._fused_candidates(inputs)
