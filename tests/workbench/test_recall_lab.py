@@ -161,3 +161,16 @@ def test_weights_survive_a_page_switch(lab: tuple[AppTest, MemoryEngine]) -> Non
     at.switch_page("pages/recall_lab.py").run()
     assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == (0.1, 0.2, 0.3, 0.4)
     assert len(table_ids(at)) == 12
+
+
+def test_the_recommended_preset_and_the_lexical_strategy(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    at = recall(make_app(path), "launch testing skipped", lab_preset="recommended")
+    assert not at.exception and not at.error
+    assert at.session_state["lab_strategies_ran"] == ["similarity", "lexical"]
+    details = {d.strategy.value for r in at.session_state["lab_results"] for d in r.strategy_details}
+    assert "lexical" in details
+    at = recall(make_app(path), "launch testing skipped", ["lexical"])
+    assert not at.exception and not at.error
+    results: list[RecallResult] = at.session_state["lab_results"]
+    assert results and all(d.strategy.value == "lexical" for r in results for d in r.strategy_details)

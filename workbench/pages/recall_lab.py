@@ -9,6 +9,7 @@ import streamlit as st
 
 from engine import PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
 from engine.models import EdgeType, Strategy
+from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
 from workbench import views
 from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
@@ -65,6 +66,9 @@ def weight_controls() -> ScoringWeights:
     return weights
 
 
+NO_PRESET = "none (the strategies above)"
+
+
 def retrieval_controls(engine: MemoryEngine) -> dict[str, Any]:
     """Cue, strategies and each chosen strategy's parameters, as `build_request` keyword arguments."""
     sb = st.sidebar
@@ -72,8 +76,14 @@ def retrieval_controls(engine: MemoryEngine) -> dict[str, Any]:
     strategies = sb.multiselect(
         "Strategies", [s.value for s in Strategy], default=[Strategy.SIMILARITY.value], key="lab_strategies"
     )
+    preset = sb.selectbox("Recall preset", [NO_PRESET, *RECALL_PRESETS], key="lab_preset",
+                          help="A named recipe of strategies and fusion (it replaces the strategies above); "
+                          "`recommended` is what `hebbs recall` runs by default.")
     top_k = sb.number_input("top_k", 1, config.MAX_TOP_K, config.DEFAULT_TOP_K, key="lab_top_k")
     params: dict[str, Any] = {"cue": cue, "strategies": strategies, "top_k": int(top_k)}
+    if preset != NO_PRESET:
+        params.update(preset=preset, strategies=None)
+        strategies = list(RECALL_PRESETS[preset].strategies)
     if Strategy.SIMILARITY.value in strategies or Strategy.ANALOGICAL.value in strategies:
         params["ef_search"] = int(
             sb.number_input("ef_search", 1, config.MAX_EF_SEARCH, config.DEFAULT_EF_SEARCH, key="lab_ef_search")
