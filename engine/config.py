@@ -14,6 +14,8 @@ DEFAULT_DATA_DIR = Path("hebbs-data")
 RECORDS_FILENAME = "records.sqlite3"
 VECTOR_DIRNAME = "chroma"
 VECTOR_COLLECTION = "memories"
+# Files uploaded through the workbench, kept under the data dir; deleted once no memory comes from them.
+UPLOADS_DIRNAME = "uploads"
 
 # --- embedding ---------------------------------------------------------------------------------------
 MODEL_ENV = "HEBBS_EMBEDDING_MODEL"

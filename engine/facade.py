@@ -60,6 +60,7 @@ from engine.recall.strategies import Hit, RecallInputs
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
 from engine.structure import EXTRACTOR_META_KEY, StructureExtractor
+from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
 if TYPE_CHECKING:
@@ -249,7 +250,12 @@ class MemoryEngine:
                     "(prefix=True, or --prefix, also matches an alias or unique prefix)"
                 )
             targets.extend(of_entity)
-        return ForgetResponse(tuple(self._writer.forget(targets)))
+        forgotten = self._writer.forget(targets)
+        if forgotten:
+            self._entities.purge_unreferenced()
+            self._store.checkpoint()
+            remove_unreferenced_uploads(self.data_dir, self._store)
+        return ForgetResponse(tuple(forgotten))
 
     # --- reads -----------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
@@ -431,6 +437,7 @@ class MemoryEngine:
             graph=lambda: indexes.graph,
             structures=lambda: indexes.structures,
             excluded=frozenset(indexes.revision_ids()),
+            now=self.clock.now(),
         )
         if request.fused:
             candidates = self._fused_candidates(inputs)

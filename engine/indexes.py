@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,8 +22,9 @@ from engine import config
 from engine.index.graph import GraphIndex
 from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
-from engine.index.vector import VectorIndex
+from engine.index.vector import VectorIndex, stored_forms
 from engine.models import Edge, MemoryKind
+from engine.store import vector_files
 from engine.store.records import MemoryRecord, RecordStore, to_micros
 
 log = logging.getLogger(__name__)
@@ -61,12 +63,15 @@ class Indexes:
             return self._vectors
 
     def _reconcile(self, index: VectorIndex) -> None:
-        """Bring the vector index in line with the record store: pending deletes, then unsynced upserts."""
+        """Bring the vector index in line with the record store: pending deletes, an erasure a crash
+        interrupted, then unsynced upserts."""
         store = self._store
         pending = store.pending_deletes()
         if pending:
             index.delete(pending)
             store.clear_pending_deletes(pending)
+        if store.erase_pending():
+            self._erase(index, None)
         # Synced memories must all be in the index; unsynced ones may be there already (a revised memory, a
         # crash in the middle of an upsert). Anything outside those bounds has no mark to explain it (say
         # the index folder was deleted): repair it in full.
@@ -170,10 +175,77 @@ class Indexes:
             if self._revisions is not None:
                 self._revisions.difference_update(ids)
 
+    def erase(self, forgotten_vectors: Sequence[np.ndarray]) -> None:
+        """After a committed, dropped delete: make sure no file of the vector index holds a forgotten vector
+        (in any form Chroma keeps it, see `stored_forms`)."""
+        self._erase(self.vectors, [form for v in forgotten_vectors for form in stored_forms(v)])
+
+    def _erase(self, index: VectorIndex, needles: Sequence[bytes] | None) -> None:
+        """Scrub the vector index's files, then clear the store's erase mark and checkpoint its WAL.
+
+        Chroma's delete leaves the vector in its write-ahead queue and, once flushed, in the HNSW segment
+        file. The queue rows of ids the store no longer has are deleted and Chroma's SQLite file VACUUMed
+        (cheap). The HNSW file is rewritten, by rebuilding the collection from the stored embeddings, only
+        when a forgotten vector is found in it (`needles` None, after a crash, means: assume it is).
+        """
+        if index.path is not None:
+            if needles is None or _files_hold(_segment_files(index.path), needles):
+                log.info("rebuilding the vector index so forgotten vectors leave its files")
+                index.rebuild(self._store.all_embeddings())
+                for orphan in vector_files.orphan_segment_dirs(index.path):
+                    shutil.rmtree(orphan, ignore_errors=True)
+            vector_files.purge_queue(index.path, self._store.existing)
+        self._store.purge_deleted_text()
+        self._store.clear_erase_pending()
+        self._store.checkpoint()
+
     def edges_replaced(self) -> None:
         """Derived edges were replaced in bulk (ingestion's linking pass): rebuild the graph on next use."""
         with self._lock:
             self._graph = None
+
+
+def _segment_files(chroma_dir: Path) -> list[Path]:
+    return [p for d in chroma_dir.iterdir() if d.is_dir() for p in d.rglob("*") if p.is_file()]
+
+
+def _files_hold(paths: Iterable[Path], needles: Sequence[bytes]) -> bool:
+    """Whether any file contains any needle (read in overlapping blocks: memory stays bounded)."""
+    if not needles:
+        return False
+    overlap = max(len(n) for n in needles) - 1
+    keys = np.unique(np.array([np.frombuffer(n[:8], dtype=np.uint64)[0] for n in needles if len(n) >= 8]))
+    for path in paths:
+        try:
+            with path.open("rb") as f:
+                tail = b""
+                while block := f.read(1 << 22):
+                    data = tail + block
+                    if _block_holds(data, needles, keys):
+                        return True
+                    tail = data[-overlap:] if overlap else b""
+        except OSError:
+            continue
+    return False
+
+
+def _block_holds(data: bytes, needles: Sequence[bytes], keys: np.ndarray) -> bool:
+    """A few needles: plain substring search. Many (forgetting an entity): float32 vectors sit at 4-byte
+    aligned offsets, so look their first 8 bytes up at every such offset at once, then confirm."""
+    if len(needles) <= 8 or len(keys) == 0:
+        return any(n in data for n in needles)
+    wanted = set(needles)
+    size = len(needles[0])
+    for shift in (0, 4):
+        usable = (len(data) - shift) // 8 * 8
+        if usable <= 0:
+            continue
+        words = np.frombuffer(data, dtype=np.uint64, count=usable // 8, offset=shift)
+        for index in np.flatnonzero(np.isin(words, keys)):
+            start = shift + int(index) * 8
+            if data[start : start + size] in wanted:
+                return True
+    return False
 
 
 @contextmanager

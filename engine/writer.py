@@ -168,8 +168,16 @@ class Writer:
         self.indexes.apply([new_record, revision_record], [edge])
         return updated
 
-    def forget(self, memory_ids: Sequence[str]) -> list[str]:
-        """Delete memories and, transitively, their revisions from the store, then from every index."""
-        deleted = self.store.delete(self.store.ids_with_revisions(memory_ids))
+    def forget(self, memory_ids: Sequence[str], *, erase: bool = True) -> list[str]:
+        """Delete memories and, transitively, their revisions from the store, then from every index.
+
+        With `erase` (a user's forget), nothing of them is left in any file: see `Indexes.erase`. Ingestion
+        replacing changed sentences passes False; their files are scrubbed by the next erasing forget.
+        """
+        ids = self.store.ids_with_revisions(memory_ids)
+        vectors = list(self.store.embeddings(ids).values()) if erase else []
+        deleted = self.store.delete(ids, erase=erase)
         self.indexes.drop(deleted)
+        if erase and deleted:
+            self.indexes.erase(vectors)
         return deleted

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,8 +34,10 @@ class Neighbour:
 
 
 class VectorIndex:
-    def __init__(self, collection: Any) -> None:
+    def __init__(self, collection: Any, client: Any = None, path: Path | None = None) -> None:
         self._collection = collection
+        self._client = client
+        self.path = path  # the folder of an embedded index (what erasure scrubs); None for a server
         self._lock = threading.Lock()
 
     @classmethod
@@ -43,7 +45,20 @@ class VectorIndex:
         import chromadb
 
         client = chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
-        return cls(_get_collection(client, name))
+        return cls(_get_collection(client, name), client, path)
+
+    def rebuild(self, batches: Iterable[list[tuple[str, np.ndarray]]]) -> None:
+        """Drop the collection and fill a new one from `batches` of (id, embedding): the only way to get a
+        deleted vector out of HNSW files, where Chroma's delete just marks it."""
+        if self._client is None:
+            raise RuntimeError("only an embedded vector index can be rebuilt")
+        with self._lock:
+            name = self._collection.name
+            self._client.delete_collection(name)
+            self._collection = _get_collection(self._client, name)
+        for batch in batches:
+            if batch:
+                self.upsert([i for i, _ in batch], np.stack([v for _, v in batch]))
 
     @classmethod
     def open_server(cls, url: str, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
@@ -114,6 +129,17 @@ class VectorIndex:
         """One plain Chroma query, nothing around it: the floor that benchmarks compare recall with."""
         query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
         return self._collection.query(query_embeddings=query, n_results=n, include=["distances"])
+
+
+def stored_forms(vector: np.ndarray) -> list[bytes]:
+    """The byte strings a vector may be kept as in Chroma's files: as given (its queue) and as hnswlib
+    normalises it for cosine space (its HNSW segment: a float32 running sum, then `x / (sqrt + 1e-30)`),
+    which differs from the given vector in the last bits even when that is already of unit length."""
+    raw = np.asarray(vector, dtype=np.float32)
+    total = np.cumsum(raw * raw, dtype=np.float32)[-1] if raw.size else np.float32(0)
+    scale = np.float32(1.0) / (np.sqrt(total, dtype=np.float32) + np.float32(1e-30))
+    normalised = (raw * scale).astype(np.float32)
+    return [raw.astype("<f4").tobytes(), normalised.astype("<f4").tobytes()]
 
 
 def _get_collection(client: Any, name: str) -> Any:

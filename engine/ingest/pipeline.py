@@ -174,7 +174,7 @@ class _Run:
         if gone:
             doomed = ledger.memory_ids(gone)
             self.summary.propositions_removed += len(doomed) - len(gone)
-            self.writer.forget(sorted(store.existing(doomed)))
+            self.writer.forget(sorted(store.existing(doomed)), erase=False)
             self.summary.documents_removed = len(gone)
         return fresh, present
 
@@ -412,7 +412,7 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
     drop += [indexed[p.doc.source][0] for p in batch if p.doc.source in indexed]
     drop = sorted(store.existing(drop))
     if drop:
-        writer.forget(drop)
+        writer.forget(drop, erase=False)
     now = writer.clock.now()
     items: list[tuple[RememberRequest, dict[str, Any], LedgerRow, str]] = []
     kept_rows: list[LedgerRow] = []

@@ -87,6 +87,21 @@ class EntityRegistry:
             " (SELECT DISTINCT entity_id FROM memories WHERE entity_id IS NOT NULL)"
         )
 
+    def purge_unreferenced(self) -> int:
+        """Delete entities (and their aliases) that no memory is about and no indexed memory mentions: after
+        a forget, a name must not outlive the last memory that carried it. Returns how many went."""
+        if not self.exists():
+            return 0
+        ledger = bool(self.store.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ingested'"))
+        mentioned = (
+            " UNION SELECT j.value FROM ingested, json_each(ingested.analysis, '$.entities') AS j" if ledger else ""
+        )
+        keep = f"SELECT entity_id FROM memories WHERE entity_id IS NOT NULL{mentioned}"
+        with self.store.transaction() as cur:
+            cur.execute(f"DELETE FROM entity_aliases WHERE entity_id NOT IN ({keep})")
+            cur.execute(f"DELETE FROM entities WHERE id NOT IN ({keep})")
+            return int(cur.rowcount)
+
     def count(self) -> int:
         return int(self.store.read("SELECT count(*) FROM entities")[0][0]) if self.exists() else 0
 

@@ -164,6 +164,14 @@ def remove(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
     cur.executemany("DELETE FROM fulltext_rows WHERE id = ?", [(i,) for i in rowids])
 
 
+def purge_deleted(cur: sqlite3.Cursor) -> None:
+    """Merge each table's index segments into one, which drops the entries of deleted rows: FTS5 keeps a
+    deleted row's terms in old segments until a merge (its own 'secure-delete' option needs SQLite 3.42).
+    With the connection's secure_delete on, the freed segment pages are zeroed. Forget calls this."""
+    for table in ("memory_text", "window_text"):
+        cur.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+
 def rebuild(cur: sqlite3.Cursor) -> None:
     """Fill the index from the memories (a store written before it existed, or a repair)."""
     for table in (*TABLES, "fulltext_rows"):

@@ -65,6 +65,12 @@ class Ledger:
     def ensure_tables(self) -> None:
         self.store.ensure_tables(_TABLES)
 
+    def sources(self) -> set[str]:
+        """Every source file that still has a memory (empty before the first ingestion)."""
+        if not self.store.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ingested'"):
+            return set()
+        return {r[0] for r in self.store.read("SELECT DISTINCT source FROM ingested")}
+
     def documents(self) -> dict[str, tuple[str, str]]:
         """source -> (document memory id, content hash)."""
         rows = self.store.read("SELECT source, memory_id, content_hash FROM ingested WHERE role = ?", (DOCUMENT,))

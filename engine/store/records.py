@@ -25,6 +25,8 @@ from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store import fulltext
 
 SCHEMA_VERSION = 1
+# Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
+ERASE_PENDING = "vector_erase_pending"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -111,6 +113,8 @@ class RecordStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
+        # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
+        self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(_SCHEMA)
         self._conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
@@ -217,8 +221,10 @@ class RecordStore:
             _insert_edges(cur, [edge])
             fulltext.index(cur, [m.id])
 
-    def delete(self, ids: Sequence[str]) -> list[str]:
-        """Delete memories (and, by cascade, their edges); returns the ids that existed."""
+    def delete(self, ids: Sequence[str], *, erase: bool = False) -> list[str]:
+        """Delete memories (and, by cascade, their edges); returns the ids that existed. With `erase`, the
+        same transaction records that the vector index's files still need scrubbing (ERASE_PENDING), so a
+        crash before that is finished on the next open."""
         with self.transaction() as cur:
             existing = _existing(cur, ids)
             around = fulltext.neighbourhood(cur, existing)
@@ -228,7 +234,27 @@ class RecordStore:
                 cur.execute(f"DELETE FROM memories WHERE id IN ({marks})", chunk)
             cur.executemany("INSERT OR IGNORE INTO pending_vector_deletes (id) VALUES (?)", [(i,) for i in existing])
             fulltext.refresh_windows(cur, around - set(existing))
+            if erase and existing:
+                cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (ERASE_PENDING,))
         return existing
+
+    def erase_pending(self) -> bool:
+        return self.get_meta(ERASE_PENDING) is not None
+
+    def clear_erase_pending(self) -> None:
+        with self.transaction() as cur:
+            cur.execute("DELETE FROM meta WHERE key = ?", (ERASE_PENDING,))
+
+    def purge_deleted_text(self) -> None:
+        """Drop forgotten memories' terms from the text index's segments (see `fulltext.purge_deleted`)."""
+        with self.transaction() as cur:
+            fulltext.purge_deleted(cur)
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database and truncate it: deleted text must not linger in the
+        WAL. (A reader in another process can keep it from completing; the next checkpoint finishes it.)"""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float, str]]:
         """The best `limit` matches of an FTS5 expression in `memory_text` or `window_text` (see fulltext)."""
@@ -306,6 +332,20 @@ class RecordStore:
             for r in self._query(sql, chunk):
                 found[r[0]] = (r[1], r[2], r[3])
         return found
+
+    def score_columns(self, ids: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(ids that exist, importance, access_count) as arrays: the per-memory inputs of a vectorised
+        composite score (temporal recall scores a whole window's pool at once)."""
+        found: list[str] = []
+        importance: list[float] = []
+        access: list[int] = []
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, importance, access_count FROM memories WHERE id IN ({marks})", chunk):
+                found.append(r[0])
+                importance.append(r[1])
+                access.append(r[2])
+        return found, np.asarray(importance, dtype=np.float64), np.asarray(access, dtype=np.int64)
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         rows = self._query(f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,))

@@ -14,7 +14,7 @@ import pytest
 from engine import EdgeType, MemoryEngine, MemoryKind
 from engine.clock import ManualClock
 from engine.embedding import SentenceTransformerEmbedder
-from engine.errors import AmbiguousEntityError
+from engine.errors import AmbiguousEntityError, MemoryNotFoundError
 from engine.ingest import pipeline
 from engine.ingest.summary import IndexSummary
 from tests.conftest import START
@@ -268,7 +268,9 @@ def test_user_edges_survive_reindexing(engine: MemoryEngine, write: Write, nlp: 
 def test_forget_and_list_take_an_alias(engine: MemoryEngine, write: Write, nlp: object) -> None:
     engine.ingest([story(write)])
     assert {m.entity_id for m in engine.list_memories(entity_id="sofia", limit=10)} == {"sofia lindqvist"}
-    forgotten = engine.forget(entity_id="sofia")
+    with pytest.raises(MemoryNotFoundError):  # a delete takes an alias only when told to
+        engine.forget(entity_id="sofia")
+    forgotten = engine.forget(entity_id="sofia", prefix=True)
     assert forgotten and not engine.list_memories(entity_id="sofia lindqvist", limit=10)
 
 

@@ -12,7 +12,7 @@ from workbench import views
 from workbench.session import SAMPLE_DATA_DIR, attempt, current_engine
 
 ACCEPTED = [extension.lstrip(".") for extension in config.INGEST_EXTENSIONS]
-UPLOADS_DIRNAME = "uploads"
+UPLOADS_DIRNAME = config.UPLOADS_DIRNAME
 
 
 def index(engine: MemoryEngine, paths: Sequence[Path], what: str) -> None:

@@ -1,0 +1,66 @@
+"""Erasure inside Chroma's own files: its write-ahead queue (a table in `chroma.sqlite3`) and segment folders.
+
+Chroma's delete only marks a vector deleted. Its queue keeps the original upsert (with the vector's bytes)
+until the next flush, and rows it purges stay readable in free pages: Chroma's SQLite connection does not
+set `secure_delete`. `purge_queue` removes the queue rows of ids that no longer exist, with secure_delete
+on, then VACUUMs, which rewrites the file from live content only (cheap: the queue holds at most one flush
+interval of vectors). `orphan_segment_dirs` finds the folders of segments Chroma no longer lists (left on
+disk when a collection is dropped and rebuilt).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+CHROMA_SQLITE = "chroma.sqlite3"
+
+
+def _connect(chroma_dir: Path) -> sqlite3.Connection | None:
+    path = chroma_dir / CHROMA_SQLITE
+    if not path.exists():
+        return None
+    conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA secure_delete=ON")
+    return conn
+
+
+def purge_queue(chroma_dir: Path, existing: Callable[[Iterable[str]], set[str]]) -> int:
+    """Delete queued operations of ids `existing` no longer knows, zeroing their bytes; VACUUM. Returns the
+    number of rows removed."""
+    conn = _connect(chroma_dir)
+    if conn is None:
+        return 0
+    try:
+        queued = {r[0] for r in conn.execute("SELECT DISTINCT id FROM embeddings_queue")}
+        gone = sorted(queued - existing(queued))
+        if gone:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("DELETE FROM embeddings_queue WHERE id = ?", [(i,) for i in gone])
+            conn.execute("COMMIT")
+        conn.execute("VACUUM")  # free pages of rows Chroma purged itself still hold vectors
+        return len(gone)
+    except sqlite3.OperationalError:  # a Chroma version without this table: its deletion is all we have
+        return 0
+    finally:
+        conn.close()
+
+
+def orphan_segment_dirs(chroma_dir: Path) -> list[Path]:
+    """Segment folders under `chroma_dir` that Chroma's catalogue no longer lists."""
+    conn = _connect(chroma_dir)
+    if conn is None:
+        return []
+    try:
+        live = {r[0] for r in conn.execute("SELECT id FROM segments")}
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        conn.close()
+    return [p for p in chroma_dir.iterdir() if p.is_dir() and _looks_like_uuid(p.name) and p.name not in live]
+
+
+def _looks_like_uuid(name: str) -> bool:
+    parts = name.split("-")
+    return [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(c in "0123456789abcdef-" for c in name)

@@ -1,0 +1,34 @@
+"""Uploaded source files (the workbench keeps them under `<data dir>/uploads`): once a forget leaves no
+memory indexed from a file, the file goes too, so forgetting a document does not leave its text on disk."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from engine import config
+from engine.store.ledger import Ledger
+from engine.store.records import RecordStore
+
+log = logging.getLogger(__name__)
+
+
+def uploads_dir(data_dir: Path) -> Path:
+    return data_dir / config.UPLOADS_DIRNAME
+
+
+def remove_unreferenced_uploads(data_dir: Path, store: RecordStore) -> list[Path]:
+    """Delete the uploaded files no memory was indexed from any more; returns them."""
+    folder = uploads_dir(data_dir)
+    if not folder.is_dir():
+        return []
+    referenced = Ledger(store).sources()
+    removed = []
+    for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink()):
+        if str(path.resolve()) not in referenced:
+            try:
+                path.unlink()
+                removed.append(path)
+            except OSError as exc:  # reported, never fatal: the memories are already forgotten
+                log.warning("could not delete the uploaded file %s: %s", path.name, exc)
+    return removed
