@@ -366,6 +366,18 @@ class RecordStore:
         with self._lock:
             return set(_existing(self._conn.cursor(), list(ids)))
 
+    def ids_matching(self, fragment: str, limit: int = 10) -> list[str]:
+        """Ids that start or end with `fragment` (ids are upper-case base32; case is ignored), at most `limit`."""
+        text = fragment.upper()
+        if not text or any(c in text for c in "%_\\"):
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id FROM memories WHERE id LIKE ? OR id LIKE ? ORDER BY id LIMIT ?",
+                (text + "%", "%" + text, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def list_memories(
         self,
         *,
