@@ -50,7 +50,7 @@ from engine.api.responses import (
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import HebbsError, MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import AmbiguousMemoryIdError, HebbsError, MemoryNotFoundError, StoreError, ValidationError
 from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
@@ -343,6 +343,23 @@ class MemoryEngine:
         candidates when several match."""
         return self._entities.resolve(entity_id)
 
+    def resolve_memory_id(self, text: str) -> str:
+        """The full id a short id means: an id as given, else the one memory whose id starts or ends with the
+        text (the workbench shows the last 8 characters); AmbiguousMemoryIdError lists the candidates when
+        several match, MemoryNotFoundError when none does."""
+        fragment = text.strip()
+        if not fragment:
+            raise ValidationError("a memory id is required")
+        if self._store.existing([fragment]):
+            return fragment
+        matches = self._store.ids_matching(fragment, limit=6)
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise MemoryNotFoundError(f"no memory with id {fragment}")
+        listed = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise AmbiguousMemoryIdError(f"{fragment!r} matches several memories ({listed}): give more characters")
+
     def edges_of(self, memory_id: str) -> list[Edge]:
         return self._store.edges_of(memory_id)
 
@@ -483,6 +500,7 @@ class MemoryEngine:
             graph=lambda: indexes.graph,
             structures=lambda: indexes.structures,
             excluded=frozenset(indexes.revision_ids()),
+            now=self.clock.now(),
         )
         if request.fused:
             candidates = self._fused_candidates(inputs)

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
+
 from engine import config
 from engine.errors import InvalidWeightsError
 from engine.models import Memory, RecallResult, Signals
@@ -101,6 +103,28 @@ def signals_from(
         recency=recency(created_at, now),
         importance=importance,
         reinforcement=reinforcement(access_count),
+    )
+
+
+def composite_arrays(
+    relevance: np.ndarray,
+    created_us: np.ndarray,
+    importance: np.ndarray,
+    access_count: np.ndarray,
+    now_us: int,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
+) -> np.ndarray:
+    """`composite(signals_from(...))` for many candidates at once (same formula, numpy, no Python loop)."""
+    age_s = (now_us - created_us.astype(np.int64)) / 1_000_000.0
+    recency_ = np.clip(1.0 - age_s / config.RECENCY_MAX_AGE_SECONDS, 0.0, 1.0)
+    reinforcement_ = np.minimum(
+        1.0, np.log2(1.0 + np.maximum(0, access_count)) / math.log2(1 + config.REINFORCEMENT_CAP)
+    )
+    return (
+        weights.w_relevance * np.clip(relevance, 0.0, 1.0)
+        + weights.w_recency * recency_
+        + weights.w_importance * importance
+        + weights.w_reinforcement * reinforcement_
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso
+from engine.recall import scoring
 from engine.store.records import RecordStore, from_micros, to_micros
 from engine.structure import structural_similarity
 
@@ -43,6 +45,7 @@ class RecallInputs:
     graph: Callable[[], GraphIndex]
     structures: Callable[[], StructureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
+    now: datetime | None = None  # the recall's "now" (recency); the facade's clock
     # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
     _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
     _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
@@ -88,28 +91,65 @@ def temporal(inp: RecallInputs) -> list[Hit]:
     (importance, reinforcement) can outrank its merely newer ones. Relevance is the cue's similarity when
     another strategy embedded the cue (a timeline must not flood a mixed recall), else 1: a timeline
     read on its own needs no model.
+
+    Vectorised: the window is two binary searches on the entity's sorted times; the cue's similarity is one
+    matrix product. Without a cue every candidate's relevance is the same 1, so the composite order depends
+    only on recency, importance and reinforcement: for a plain (unfused) timeline read the pool is scored
+    here in numpy and only its top_k become hits (the facade then reads and scores just those). A fused
+    recall gets the whole pool, as fusion adds neighbours and evidence across strategies.
     """
     req = inp.request
     assert req.entity_id is not None
     start, end = req.time_range or (None, None)
-    rows = inp.timeline().range(
+    ids, times = inp.timeline().window(
         req.entity_id,
         None if start is None else to_micros(start),
         None if end is None else to_micros(end),
         limit=config.temporal_pool(req.top_k),
     )
-    similarity: dict[str, float] = {}
-    if inp.cue_embedding is not None and rows:
-        stored = inp.store.embeddings([memory_id for memory_id, _ in rows])
-        similarity = {i: max(0.0, float(np.dot(v, inp.cue_embedding))) for i, v in stored.items()}
-    hits = []
-    for rank, (memory_id, created_us) in enumerate(rows):
-        relevance = similarity.get(memory_id, 0.0) if inp.cue_embedding is not None else 1.0
-        detail = StrategyDetail(
-            Strategy.TEMPORAL, relevance, {"rank": rank, "timestamp": iso(from_micros(created_us))}
+    if len(ids) == 0:
+        return []
+    ranks = np.arange(len(ids))
+    if inp.cue_embedding is None:
+        relevance = np.ones(len(ids))
+        if len(ids) > req.top_k and inp.now is not None and not req.fused:
+            keep = _top_by_composite(inp, ids, times, req.top_k)
+            ids, times, ranks, relevance = ids[keep], times[keep], ranks[keep], relevance[keep]
+    else:
+        stored = inp.store.embeddings(ids.tolist())
+        present = np.fromiter((i in stored for i in ids), dtype=bool, count=len(ids))
+        ids, times, ranks = ids[present], times[present], ranks[present]
+        if len(ids) == 0:
+            return []
+        relevance = np.maximum(0.0, np.stack([stored[i] for i in ids]) @ inp.cue_embedding).astype(np.float64)
+    return [
+        Hit(
+            memory_id,
+            relevance_,
+            StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": iso(from_micros(created_us))}),
         )
-        hits.append(Hit(memory_id, relevance, detail))
-    return hits
+        for memory_id, created_us, rank, relevance_ in zip(
+            ids.tolist(), times.tolist(), ranks.tolist(), relevance.tolist(), strict=True
+        )
+    ]
+
+
+def _top_by_composite(inp: RecallInputs, ids: np.ndarray, times: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best of a no-cue pool by the composite score, with the facade's tie-break
+    (score, then newest, then id); memories forgotten meanwhile drop out."""
+    assert inp.now is not None
+    found, importance, access = inp.store.score_columns(ids.tolist())
+    position = {memory_id: p for p, memory_id in enumerate(ids.tolist())}
+    where = np.fromiter((position[i] for i in found), dtype=np.int64, count=len(found))
+    if len(where) == 0:
+        return where
+    created = times[where]
+    score = scoring.composite_arrays(
+        np.ones(len(where)), created, importance, access, to_micros(inp.now), inp.request.scoring_weights
+    )
+    id_rank = np.argsort(np.argsort(ids[where]))  # ids are unique: their sort order breaks the last ties
+    order = np.lexsort((id_rank, -created, -score))
+    return np.sort(where[order[:k]])  # back in newest-first order
 
 
 def causal(inp: RecallInputs) -> list[Hit]:

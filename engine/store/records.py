@@ -336,6 +336,20 @@ class RecordStore:
                 found[r[0]] = (r[1], r[2], r[3])
         return found
 
+    def score_columns(self, ids: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(ids that exist, importance, access_count) as arrays: the per-memory inputs of a vectorised
+        composite score (temporal recall scores a whole window's pool at once)."""
+        found: list[str] = []
+        importance: list[float] = []
+        access: list[int] = []
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, importance, access_count FROM memories WHERE id IN ({marks})", chunk):
+                found.append(r[0])
+                importance.append(r[1])
+                access.append(r[2])
+        return found, np.asarray(importance, dtype=np.float64), np.asarray(access, dtype=np.int64)
+
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         rows = self._query(f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,))
         if not rows:
@@ -354,6 +368,18 @@ class RecordStore:
     def existing(self, ids: Iterable[str]) -> set[str]:
         with self._lock:
             return set(_existing(self._conn.cursor(), list(ids)))
+
+    def ids_matching(self, fragment: str, limit: int = 10) -> list[str]:
+        """Ids that start or end with `fragment` (ids are upper-case base32; case is ignored), at most `limit`."""
+        text = fragment.upper()
+        if not text or any(c in text for c in "%_\\"):
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id FROM memories WHERE id LIKE ? OR id LIKE ? ORDER BY id LIMIT ?",
+                (text + "%", "%" + text, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def list_memories(
         self,

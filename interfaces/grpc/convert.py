@@ -85,7 +85,9 @@ def memory_to_proto(memory: Memory) -> Any:
 
 def detail_to_proto(detail: StrategyDetail) -> Any:
     f = detail.fields
-    out = pb.StrategyDetailMessage(strategy_type=STRATEGY_TO[detail.strategy.value], relevance=detail.relevance)
+    # Strategies the official protos cannot name (lexical) travel as UNSPECIFIED_STRATEGY ("unknown" in the SDK).
+    kind = STRATEGY_TO.get(detail.strategy.value, pb.UNSPECIFIED_STRATEGY)
+    out = pb.StrategyDetailMessage(strategy_type=kind, relevance=detail.relevance)
     if "distance" in f:
         out.distance = float(f["distance"])
     if "rank" in f:

@@ -92,6 +92,10 @@ def _struct(value: object) -> struct_pb2.Struct:
     return s
 
 
+RECALL_FIELDS = {"cue", "strategies", "top_k", "scoring_weights", "entity_id", "ef_search", "seed_memory_id",
+                 "max_depth", "analogical_alpha"}
+
+
 def _grpc_request(op: str, p: dict[str, Any]) -> tuple[str, Any]:
     if op == "remember":
         if "created_at" in p:
@@ -133,7 +137,7 @@ def _grpc_request(op: str, p: dict[str, Any]) -> tuple[str, Any]:
     if op == "forget":
         return "Forget", pb.ForgetRequest(memory_ids=[_bytes_id(i) for i in p["memory_ids"]])
     if op == "recall":
-        if "time_range" in p or "edge_types" in p:
+        if "time_range" in p or "edge_types" in p or set(p) - RECALL_FIELDS:
             raise Inexpressible("time range or edge types as text")
         config: dict[str, Any] = {}
         if p.get("entity_id"):
