@@ -558,7 +558,8 @@ class MemoryEngine:
         strategies = request.strategies
         many = len(strategies) > 1
         hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
-        fused = fuse(inputs, dict(zip(strategies, hit_lists, strict=True)), request.fusion)
+        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
+        fused = fuse(inputs, dict(zip(strategies, hit_lists, strict=True)), request.fusion, limit)
         return {f.id: (f.relevance, list(f.details)) for f in fused}
 
     def _strategy_pool(self) -> ThreadPoolExecutor:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import config
 from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store import fulltext
 
@@ -276,10 +277,11 @@ class RecordStore:
     def episode_keys(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """Which episode (conversation, session, document) each memory belongs to; see `fulltext.episode_key`."""
         found: dict[str, tuple[Any, ...]] = {}
+        columns = ", ".join(f"json_quote(json_extract(context, '$.{k}'))" for k in config.EPISODE_KEYS)
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, context FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = fulltext.episode_key(json.loads(r[1]))
+            for r in self._query(f"SELECT id, {columns} FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = tuple(r[1:])
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
