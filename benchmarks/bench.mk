@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report
+.PHONY: bench bench-deps bench-report bench-serve
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -17,3 +17,7 @@ bench: setup bench-deps
 
 bench-report:
 	$(BENCH_PY) -m benchmarks.run --report-only
+
+# What serving costs (REST, gRPC) and what a Chroma server costs, next to the in-process engine: docs/scaling.md.
+bench-serve: setup
+	$(BENCH_PY) -m benchmarks.bench_serve $(BENCH_ARGS)
