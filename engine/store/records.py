@@ -9,6 +9,7 @@ between the two stores is repaired on the next open.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import config
 from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store import fulltext
 
@@ -106,9 +108,13 @@ class MemoryRecord:
 class RecordStore:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.RLock()
+        self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+        if self.read_only:
+            self._conn = _open_read_only(path)
+            return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._lock = threading.RLock()
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
@@ -271,10 +277,11 @@ class RecordStore:
     def episode_keys(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """Which episode (conversation, session, document) each memory belongs to; see `fulltext.episode_key`."""
         found: dict[str, tuple[Any, ...]] = {}
+        columns = ", ".join(f"json_quote(json_extract(context, '$.{k}'))" for k in config.EPISODE_KEYS)
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, context FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = fulltext.episode_key(json.loads(r[1]))
+            for r in self._query(f"SELECT id, {columns} FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = tuple(r[1:])
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
@@ -567,6 +574,20 @@ class RecordStore:
 
     def count_entities(self) -> int:
         return int(self._query("SELECT count(DISTINCT entity_id) FROM memories WHERE entity_id IS NOT NULL")[0][0])
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A store this process may not write (a read-only folder or file): opened for reading only. A WAL
+    database needs its -shm file or a writable folder; without either it is opened as immutable (no one
+    can be writing a file in a folder nobody may write)."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        conn.execute("SELECT count(*) FROM meta").fetchone()
+        return conn
+    except sqlite3.Error:
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False,
+                               isolation_level=None)
 
 
 def _string_list(text: str | None) -> list[str]:

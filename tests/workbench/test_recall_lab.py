@@ -245,3 +245,16 @@ def test_a_historical_as_of_gives_recency_back(lab: tuple[AppTest, MemoryEngine]
     at.date_input(key="lab_as_of").set_value(date(2026, 2, 20)).run()
     assert not any("Recency is 0 for all results" in i.value for i in at.info)
     assert table(at, "lab_table")["recency"].max() > 0
+
+
+def test_the_recommended_preset_and_the_lexical_strategy(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    at = recall(make_app(path), "launch testing skipped", lab_preset="recommended")
+    assert not at.exception and not at.error
+    assert at.session_state["lab_strategies_ran"] == ["similarity", "lexical"]
+    details = {d.strategy.value for r in at.session_state["lab_results"] for d in r.strategy_details}
+    assert "lexical" in details
+    at = recall(make_app(path), "launch testing skipped", ["lexical"])
+    assert not at.exception and not at.error
+    results: list[RecallResult] = at.session_state["lab_results"]
+    assert results and all(d.strategy.value == "lexical" for r in results for d in r.strategy_details)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from engine import PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
 from engine.models import EdgeType, Strategy
+from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
 from workbench import components, explain, urlstate, views
 from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
@@ -31,11 +32,14 @@ ORDER_TIME = "time"
 ORDER_SCORE = "score"
 CHART_ROWS = 25  # the score chart shows at most this many results, so it stays a readable height
 STRATEGY_NAMES = [s.value for s in Strategy]
+NO_PRESET = "none (the strategies above)"
+PRESET_NAMES = [NO_PRESET, *RECALL_PRESETS]
 EDGE_TYPE_NAMES = [t.value for t in EdgeType]
 
 FIELDS = [
     urlstate.Field("lab_cue", "cue"),
     urlstate.Field("lab_strategies", "strategy", "list", choices=lambda: STRATEGY_NAMES),
+    urlstate.Field("lab_preset", "preset", choices=lambda: PRESET_NAMES),
     urlstate.Field("lab_top_k", "top_k", "int"),
     urlstate.Field("lab_ef_search", "ef_search", "int"),
     urlstate.Field("lab_entity", "entity"),
@@ -52,6 +56,7 @@ FIELDS = [
 DEFAULTS: dict[str, Any] = {
     "lab_cue": "",
     "lab_strategies": [Strategy.SIMILARITY.value],
+    "lab_preset": NO_PRESET,
     "lab_top_k": config.DEFAULT_TOP_K,
     "lab_ef_search": config.DEFAULT_EF_SEARCH,
     "lab_entity": NO_ENTITY,
@@ -121,8 +126,14 @@ def retrieval_controls(engine: MemoryEngine) -> dict[str, Any]:
     strategies = sb.multiselect("Strategies", STRATEGY_NAMES, key="lab_strategies",
                                 help="Several strategies run together; a memory found by more than one appears "
                                      "once, with each strategy's details.")
+    preset = sb.selectbox("Recall preset", PRESET_NAMES, key="lab_preset",
+                          help="A named recipe of strategies and fusion (it replaces the strategies above); "
+                          "`recommended` is what `hebbs recall` runs by default.")
     top_k = sb.number_input("top_k", 1, config.MAX_TOP_K, key="lab_top_k")
     params: dict[str, Any] = {"cue": cue, "strategies": strategies, "top_k": int(top_k)}
+    if preset != NO_PRESET:
+        params.update(preset=preset, strategies=None)
+        strategies = list(RECALL_PRESETS[preset].strategies)
     if Strategy.SIMILARITY.value in strategies or Strategy.ANALOGICAL.value in strategies:
         params["ef_search"] = int(sb.number_input("ef_search", 1, config.MAX_EF_SEARCH, key="lab_ef_search",
                                                   help="HNSW search breadth: higher finds more at some cost."))
