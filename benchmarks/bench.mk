@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report bench-quick
+.PHONY: bench bench-deps bench-report bench-quick bench-serve
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -24,3 +24,7 @@ QUICK_DIR ?= benchmarks/results/quick
 bench-quick: setup
 	$(BENCH_PY) -m benchmarks.run --sizes 2000 --queries 60 --skip-locomo --no-peer --cold-runs 3 \
 		--results-dir $(QUICK_DIR) --docs-dir $(QUICK_DIR)
+
+# What serving costs (REST, gRPC) and what a Chroma server costs, next to the in-process engine: docs/scaling.md.
+bench-serve: setup
+	$(BENCH_PY) -m benchmarks.bench_serve $(BENCH_ARGS)

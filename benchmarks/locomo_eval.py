@@ -25,6 +25,7 @@ from benchmarks.embed_cache import CachingEmbedder, cached_vectors
 from benchmarks.progress import bar, log
 from engine import MemoryEngine, build_request
 from engine.clock import ManualClock
+from engine.recall.presets import PRESETS
 
 PURE_RELEVANCE = {"w_relevance": 1.0, "w_recency": 0.0, "w_importance": 0.0, "w_reinforcement": 0.0}
 ALL_FOUR = ["similarity", "temporal", "causal", "analogical"]
@@ -40,6 +41,9 @@ class EvalConfig:
     note: str = ""
     speaker_entity: bool = False
     reported: bool = True  # False: a tuning-grid point, shown only in the tuning table
+    # True: one retrieve with top_k = max(KS), R@k read off its first k. Exact for fused configs, whose
+    # candidate pool and scores do not depend on top_k up to config.FUSION_POOL.
+    prefix: bool = False
 
 
 def configs() -> list[EvalConfig]:
@@ -94,8 +98,47 @@ def configs() -> list[EvalConfig]:
             reported=False,
         ),
         EvalConfig("analogical", {"strategies": ["analogical"]}, "analogical alone (alpha 0.5)", reported=False),
+        EvalConfig(
+            "lexical",
+            {"strategies": ["lexical"], "scoring_weights": PURE_RELEVANCE},
+            "BM25 (SQLite FTS5, Porter) over each turn plus its +-2-turn same-session window, no model",
+            prefix=True,
+        ),
+        EvalConfig(
+            "similarity+lexical",
+            {"strategies": ["similarity", "lexical"], "scoring_weights": PURE_RELEVANCE},
+            "z-score fusion of similarity, turn BM25 and window BM25, equal weights, no smoothing",
+            prefix=True,
+        ),
+        EvalConfig(
+            "recommended/no windows",
+            {**RECOMMENDED, "fusion": {"weights": {**REC_WEIGHTS, "lexical_window": 0.0}}},
+            "the recommended preset without the window BM25 signal",
+            prefix=True,
+        ),
+        EvalConfig(
+            "recommended/no smoothing",
+            {**RECOMMENDED, "fusion": {"neighbour_weight": 0.0, "episode_weight": 0.0}},
+            "the recommended preset without neighbour smoothing and episode boost",
+            prefix=True,
+        ),
+        EvalConfig(
+            "recommended",
+            RECOMMENDED,
+            "preset `recommended` (the default of `hebbs recall`), relevance-only weights",
+            prefix=True,
+        ),
     ]
     return out
+
+
+RECOMMENDED = {"preset": "recommended", "scoring_weights": PURE_RELEVANCE}
+REC_WEIGHTS = dict(PRESETS["recommended"].fusion.weights)
+# The ablation table of issue 10: held-out R@k of each step from similarity to the recommended preset.
+ABLATION = (
+    "similarity", "lexical", "similarity+lexical", "recommended/no windows", "recommended/no smoothing",
+    "recommended",
+)
 
 
 @dataclass
@@ -212,8 +255,14 @@ def run(
         "memories": sum(len(c.turns) for c in convs),
         "seconds": round(time.perf_counter() - started, 1),
     }
+    ablation = [
+        {"config": n, **{f"R@{k}": report[n]["heldout"][f"R@{k}"] for k in locomo.KS},
+         **{f"R@10 {cat}": v["R@10"] for cat, v in report[n]["heldout"]["by_category"].items()}}
+        for n in ABLATION
+        if n in report and report[n]["heldout"]["questions"]
+    ]
     # The shape the issue asks for: config name -> {tune, heldout, all}, plus the recommended default.
-    return {**report, "recommended_default": best, "meta": meta}
+    return {**report, "recommended_default": best, "ablation_heldout": ablation, "meta": meta}
 
 
 def _evaluate(
@@ -238,7 +287,11 @@ def _evaluate(
                     for cfg in cfgs:
                         for q in conv.questions:
                             recall = {}
-                            for k in locomo.KS:
+                            if cfg.prefix:
+                                hits = engine.retrieve(_request(cfg, q.question, conv.speakers, max(locomo.KS)))
+                                got = [dia_of[r.memory.id] for r in hits]
+                                recall = {k: locomo.recall_at_k(got[:k], q.evidence) for k in locomo.KS}
+                            for k in locomo.KS if not cfg.prefix else ():
                                 hits = engine.retrieve(_request(cfg, q.question, conv.speakers, k))
                                 recall[k] = locomo.recall_at_k([dia_of[r.memory.id] for r in hits], q.evidence)
                             results[cfg.name].scores.append(QuestionScore(conv.sample_id, q.category, recall))

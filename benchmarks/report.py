@@ -256,8 +256,9 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
         f"{meta['questions']:,} questions, read from outside the repo (never copied in). One store per "
         "conversation; each turn is a memory (`entity_id` = speaker, `created_at` = session date-time + turn "
         "order, `context` = conversation, session, dia_id; image captions appended), consecutive turns linked "
-        "`followed_by`. Each question is asked with `retrieve` once per k (top_k = k); the clock stands one day "
-        "after the conversation's last session.",
+        "`followed_by`. Each question is asked with `retrieve` once per k (top_k = k), except fused configs, "
+        "asked once with top_k = 50 and cut to k (their candidates and scores do not depend on top_k); the "
+        "clock stands one day after the conversation's last session.",
         "",
         "R@k as in the paper: per question, the fraction of its evidence dialog ids among the top k; no "
         "evidence counts as 1; mean over questions. Evidence is parsed leniently (`D8:6; D9:17` is two ids, "
@@ -278,6 +279,18 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
     table.append(["DRAGON dialog (paper)", "all", "", *[DRAGON_DIALOG[f"R@{k}"] for k in KS]])
     lines += _table(["config", "split", "questions", *[f"R@{k}" for k in KS]], table)
     lines += ["", f"Splits: tune = {', '.join(TUNE)}; heldout = {', '.join(HELDOUT)}; all = the ten.", ""]
+    ablation = result.get("ablation_heldout") or []
+    if ablation:
+        cats = [k for k in ablation[0] if k.startswith("R@10 ")]
+        lines += ["### Held-out ablation: from similarity to the recommended preset (%)", ""]
+        rows = [
+            [a["config"], *[_pct(a[f"R@{k}"]) for k in KS], " / ".join(_fmt(_pct(a[c]), 1) for c in cats)]
+            for a in ablation
+        ]
+        rows.append(["DRAGON dialog (paper, all ten)", *[DRAGON_DIALOG[f"R@{k}"] for k in KS], ""])
+        header = [*[f"R@{k}" for k in KS], "R@10 by category (" + " / ".join(c[7:] for c in cats) + ")"]
+        lines += _table(["config", *header], rows)
+        lines.append("")
     lines += ["Configs:", ""]
     for n in names:
         lines.append(f"- `{n}`: {result[n]['note']}" + ("" if result[n]["reported"] else " (tuning grid)"))

@@ -34,6 +34,11 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help=f"path to locomo10.json (env {paths.LOCOMO_ENV}; default {paths.DEFAULT_LOCOMO} beside the repo)",
     )
+    p.add_argument(
+        "--locomo-configs",
+        default=None,
+        help="comma list of LoCoMo config names to run (default all; see benchmarks/locomo_eval.py)",
+    )
     p.add_argument("--results-dir", type=Path, default=paths.RESULTS_DIR)
     p.add_argument("--docs-dir", type=Path, default=paths.DOCS_DIR)
     p.add_argument("--work-dir", type=Path, default=None, help="where stores are built (default: a temp dir)")
@@ -133,7 +138,8 @@ def _locomo(args: argparse.Namespace, model: Any) -> dict[str, Any]:
             max_turns=40,
             config_names=["similarity", "similarity+causal", "all four"],
         )
-    result = locomo_eval.run(path, model)
+    names = args.locomo_configs.split(",") if args.locomo_configs else None
+    result = locomo_eval.run(path, model, config_names=names)
     result["notes"] = locomo_eval.notes(result)
     return result
 

@@ -142,6 +142,9 @@ LEXICAL_POOL = 100
 LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
 FUSION_POOL = 100
+# The fused list handed to the composite score: this many times top_k (at least FUSION_POOL); the rest of
+# the pool only served to normalise and smooth.
+FUSION_RANKED_FACTOR = 4
 # Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
 EXACT_SEARCH_MAX_MEMORIES = 5000
 # The preset `hebbs recall` uses when no strategy is named.

@@ -65,6 +65,10 @@ class AmbiguousEntityError(ValidationError):
     """An entity name or prefix matches several known entities; the message lists them."""
 
 
+class AmbiguousMemoryIdError(ValidationError):
+    """A short memory id (the start or end of an id) matches several memories; the message lists them."""
+
+
 class IngestError(HebbsError):
     """Documents could not be indexed (no readable input, or the extractor failed)."""
 

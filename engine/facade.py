@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine import config
+from engine.analogy.text import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
@@ -46,11 +47,10 @@ from engine.api.responses import (
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
 from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
-from engine.ingest.structure import extractor_named
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
@@ -59,7 +59,6 @@ from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
-from engine.structure import EXTRACTOR_META_KEY, StructureExtractor
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
@@ -102,13 +101,13 @@ class MemoryEngine:
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
         self.clock: Clock = clock or SystemClock()
-        # A store written by `ingest` holds spaCy structures; read cues the same way unless told otherwise.
-        self._extractor_given = extractor is not None
+        # Cues are read with the extractor that wrote the store's structures unless told otherwise.
         chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
         self._indexes = Indexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         self._lock = threading.Lock()
+        self._structures_checked = False  # stale structures are re-extracted before the first analogical recall
         self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
@@ -214,10 +213,7 @@ class MemoryEngine:
         self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None, extractor: Extractor | str | None
     ) -> IndexSummary:
         from engine.ingest.pipeline import index_paths
-        from engine.ingest.structure import SpacyStructureExtractor
 
-        if not self._extractor_given and not isinstance(self._writer.extractor, SpacyStructureExtractor):
-            self._writer.extractor = SpacyStructureExtractor()
         return index_paths(self._writer, paths, progress=progress, extractor=extractor)
 
     def revise(self, memory_id: str, **changes: Any) -> Memory:
@@ -298,6 +294,23 @@ class MemoryEngine:
         candidates when several match."""
         return self._entities.resolve(entity_id)
 
+    def resolve_memory_id(self, text: str) -> str:
+        """The full id a short id means: an id as given, else the one memory whose id starts or ends with the
+        text (the workbench shows the last 8 characters); AmbiguousMemoryIdError lists the candidates when
+        several match, MemoryNotFoundError when none does."""
+        fragment = text.strip()
+        if not fragment:
+            raise ValidationError("a memory id is required")
+        if self._store.existing([fragment]):
+            return fragment
+        matches = self._store.ids_matching(fragment, limit=6)
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise MemoryNotFoundError(f"no memory with id {fragment}")
+        listed = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise AmbiguousMemoryIdError(f"{fragment!r} matches several memories ({listed}): give more characters")
+
     def edges_of(self, memory_id: str) -> list[Edge]:
         return self._store.edges_of(memory_id)
 
@@ -311,6 +324,27 @@ class MemoryEngine:
         if record is None:
             raise MemoryNotFoundError(f"no memory with id {memory_id}")
         return dict(record.structure)
+
+    def reextract_structures(self, *, all_memories: bool = False) -> int:
+        """Re-extract stored structures written by another extractor version (or every one) and rebuild the
+        feature index, as every index is rebuilt from the record store. Returns how many were rebuilt."""
+        from engine.analogy.graph import GRAPH_VERSION
+
+        with self._lock:
+            self._structures_checked = True
+            if all_memories:
+                stale = self._store.stale_structures(-1)
+            elif getattr(self._writer.extractor, "name", "") != "episode":
+                return 0
+            else:
+                stale = self._store.stale_structures(GRAPH_VERSION)
+            for start in range(0, len(stale), 1000):
+                chunk = stale[start : start + 1000]
+                found = self._writer.extractor.extract([content for _, content in chunk])
+                self._store.set_structures([(i, s) for (i, _), s in zip(chunk, found, strict=True)])
+            if stale:
+                self._indexes.structures_replaced()
+            return len(stale)
 
     def analyze(self, text: str) -> dict[str, Any]:
         """The relational structure of a text, e.g. a cue, as the analogical strategy sees it."""
@@ -423,14 +457,16 @@ class MemoryEngine:
             if resolved != request.entity_id:
                 request = dataclasses.replace(request, entity_id=resolved)
         cue_embedding = self._writer.embed([request.cue])[0] if request.needs_cue_embedding else None
-        cue_features: tuple[str, ...] = ()
+        cue_structure: dict[str, Any] = {}
         if Strategy.ANALOGICAL in request.strategies:
-            cue_features = tuple(self._writer.extractor.extract([request.cue])[0].get("features", []))
+            if not self._structures_checked:
+                self.reextract_structures()
+            cue_structure = self._writer.extractor.extract([request.cue])[0]
         indexes = self._indexes
         inputs = RecallInputs(
             request=request,
             cue_embedding=cue_embedding,
-            cue_features=cue_features,
+            cue_structure=cue_structure,
             store=self._store,
             vectors=lambda: indexes.vectors,
             timeline=lambda: indexes.timeline,
@@ -476,7 +512,8 @@ class MemoryEngine:
         strategies = request.strategies
         many = len(strategies) > 1
         hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
-        fused = fuse(inputs, dict(zip(strategies, hit_lists, strict=True)), request.fusion)
+        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
+        fused = fuse(inputs, dict(zip(strategies, hit_lists, strict=True)), request.fusion, limit)
         return {f.id: (f.relevance, list(f.details)) for f in fused}
 
     def _strategy_pool(self) -> ThreadPoolExecutor:

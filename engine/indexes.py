@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from engine import config
+from engine.index.features import StructureIndex
 from engine.index.graph import GraphIndex
-from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
 from engine.models import Edge, MemoryKind
@@ -174,6 +174,11 @@ class Indexes:
                 self._graph.remove_nodes(ids)
             if self._revisions is not None:
                 self._revisions.difference_update(ids)
+
+    def structures_replaced(self) -> None:
+        """Structures were re-extracted in bulk: rebuild the feature index on next use."""
+        with self._lock:
+            self._structures = None
 
     def erase(self, forgotten_vectors: Sequence[np.ndarray]) -> None:
         """After a committed, dropped delete: make sure no file of the vector index holds a forgotten vector

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from engine import config, ids
+from engine.analogy.text import StructureExtractor
 from engine.api.requests import NewEdge, RememberRequest, ReviseRequest
 from engine.clock import Clock
 from engine.embedding import Embedder
@@ -24,7 +25,6 @@ from engine.errors import InvalidEdgeError, MemoryNotFoundError, StoreError
 from engine.indexes import Indexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store.records import MemoryRecord, RecordStore
-from engine.structure import StructureExtractor
 
 Progress = Callable[[int, int], None]  # (done, total)
 

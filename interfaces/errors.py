@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from engine.errors import (
     AmbiguousEntityError,
+    AmbiguousMemoryIdError,
     ExtractorError,
     HebbsError,
     IngestError,
@@ -35,6 +36,7 @@ ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
     (UnknownKeyError, Outcome(2, 404, "NOT_FOUND")),
     (ListenError, Outcome(1, 503, "UNAVAILABLE")),
     (AmbiguousEntityError, Outcome(2, 409, "FAILED_PRECONDITION")),
+    (AmbiguousMemoryIdError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (ValidationError, Outcome(2, 400, "INVALID_ARGUMENT")),
     (MemoryNotFoundError, Outcome(2, 404, "NOT_FOUND")),
     (ExtractorError, Outcome(1, 502, "UNAVAILABLE")),

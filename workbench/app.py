@@ -1,4 +1,8 @@
-"""The hebbs workbench: `streamlit run workbench/app.py` (the store is `HEBBS_DATA_DIR`, default ./hebbs-data)."""
+"""The hebbs workbench: `streamlit run workbench/app.py` (the store is `HEBBS_DATA_DIR`, default ./hebbs-data).
+
+Pages live in workbench/screens/ (not pages/, which Streamlit would also discover on its own and which would
+fight st.navigation). The sidebar's counts are drawn after the page ran, so they include its changes.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +13,31 @@ from workbench.session import data_dir, get_engine
 st.set_page_config(page_title="hebbs workbench", page_icon="🧠", layout="wide")
 
 PAGES = [
-    st.Page("pages/recall_lab.py", title="Recall lab", icon=":material/tune:", default=True),
-    st.Page("pages/timeline.py", title="Timeline", icon=":material/timeline:"),
-    st.Page("pages/causal_graph.py", title="Causal graph", icon=":material/hub:"),
-    st.Page("pages/analogies.py", title="Analogies", icon=":material/compare_arrows:"),
-    st.Page("pages/memories.py", title="Memories", icon=":material/table_rows:"),
-    st.Page("pages/ingest.py", title="Ingest", icon=":material/upload_file:"),
+    st.Page("screens/recall_lab.py", title="Recall lab", icon=":material/tune:", default=True),
+    st.Page("screens/timeline.py", title="Timeline", icon=":material/timeline:"),
+    st.Page("screens/causal_graph.py", title="Causal graph", icon=":material/hub:"),
+    st.Page("screens/analogies.py", title="Analogies", icon=":material/compare_arrows:"),
+    st.Page("screens/memories.py", title="Memories", icon=":material/table_rows:"),
+    st.Page("screens/ingest.py", title="Ingest", icon=":material/upload_file:"),
 ]
 
 page = st.navigation(PAGES)
 
 with st.sidebar:
     st.caption(f"Store: `{data_dir().name}`")
+    counts_slot = st.empty()
+
+
+def show_counts() -> None:
     try:
         counts = get_engine(str(data_dir())).stats()
-        st.caption(f"{counts['memories']} memories · {counts['edges']} edges · {counts['entities']} entities")
+        counts_slot.caption(f"{counts['memories']} memories · {counts['edges']} edges · "
+                            f"{counts['entities']} entities with memories")
     except Exception as exc:  # the page itself shows the readable error
-        st.caption(f"store unavailable: {type(exc).__name__}")
+        counts_slot.caption(f"store unavailable: {type(exc).__name__}")
 
-page.run()
+
+try:
+    page.run()
+finally:  # also after a page stopped early (st.stop)
+    show_counts()

@@ -90,7 +90,7 @@ def require_memories(engine: MemoryEngine) -> None:
     """Stop the page with a pointer to what to do next when the store is empty."""
     if memory_count(engine) == 0:
         st.info(EMPTY_STORE_MESSAGE, icon=":material/lightbulb:")
-        st.page_link("pages/ingest.py", label="Go to Ingest", icon=":material/upload_file:")
+        st.page_link("screens/ingest.py", label="Go to Ingest", icon=":material/upload_file:")
         st.stop()
 
 

@@ -112,13 +112,14 @@ def results_frame(results: Sequence[RecallResult], moves: Mapping[str, int]) -> 
                 "score": round(r.score, 4),
                 **{name: round(value, 4) for name, value in r.signals.to_dict().items()},
                 "strategies": strategies_of(r),
+                "created": r.memory.created_at.strftime("%Y-%m-%d %H:%M"),
                 "entity": r.memory.entity_id or "",
                 "kind": r.memory.kind.value,
-                "content": snippet(r.memory.content, 120),
+                "content": snippet(r.memory.content, 400),
                 "id": r.memory.id,
             }
         )
-    columns = ["rank", "move", "score", *SIGNALS, "strategies", "entity", "kind", "content", "id"]
+    columns = ["rank", "move", "score", *SIGNALS, "strategies", "created", "entity", "kind", "content", "id"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -287,49 +288,83 @@ def marker_size(importance: float) -> float:
     return 8 + 30 * float(importance)
 
 
+SPREAD = 0.36  # how far (in rows) same-day points of one entity fan out around their row
+
+
+def spread_offsets(frame: pd.DataFrame) -> list[float]:
+    """A vertical offset per point so that memories of one entity on the same day sit side by side instead of
+    on top of each other (documents stay on the row's centre line)."""
+    offsets = [0.0] * len(frame)
+    if not len(frame):
+        return offsets
+    days = [f"{e}|{pd.Timestamp(t).date()}" for e, t in zip(frame["entity"], frame["created_at"], strict=True)]
+    groups: dict[str, list[int]] = {}
+    for position, (day, kind) in enumerate(zip(days, frame["kind"], strict=True)):
+        if kind != MemoryKind.DOCUMENT.value:
+            groups.setdefault(day, []).append(position)
+    for members in groups.values():
+        n = len(members)
+        if n == 1:
+            continue
+        for i, position in enumerate(members):
+            offsets[position] = SPREAD * (2 * i / (n - 1) - 1)
+    return offsets
+
+
 def timeline_figure(frame: pd.DataFrame, selected_id: str | None = None) -> go.Figure:
-    """Memories over time, one row per entity; size is importance, colour is kind; hover shows content."""
+    """Memories over time, one row per entity; size is importance, colour is kind; hover shows content.
+
+    Same-day memories of an entity fan out around its row; documents are drawn last (on top) as diamonds.
+    """
     fig = go.Figure()
-    for kind, group in frame.groupby("kind", sort=True):
+    entities = sorted({str(e) for e in frame["entity"]}) if len(frame) else []
+    row = {e: i for i, e in enumerate(entities)}
+    placed = frame.assign(y=[row[str(e)] + o for e, o in zip(frame["entity"], spread_offsets(frame), strict=True)])
+    kinds = sorted(placed["kind"].unique(), key=lambda k: (k == MemoryKind.DOCUMENT.value, str(k)))
+    for kind in kinds:
+        group = placed[placed["kind"] == kind]
+        document = kind == MemoryKind.DOCUMENT.value
         fig.add_trace(
             go.Scatter(
                 name=str(kind),
                 x=group["created_at"],
-                y=[plotly_text(str(e)) for e in group["entity"]],
+                y=group["y"],
                 mode="markers",
                 marker={
-                    "size": [marker_size(i) for i in group["importance"]],
+                    "size": [marker_size(i) + (6 if document else 0) for i in group["importance"]],
                     "color": KIND_COLOURS.get(str(kind), "#72B7B2"),
-                    "opacity": 0.8,
-                    "line": {"width": 0.5, "color": "#FFFFFF"},
+                    "opacity": 0.95 if document else 0.8,
+                    "symbol": "diamond" if document else "circle",
+                    "line": {"width": 1 if document else 0.5, "color": "#333333" if document else "#FFFFFF"},
                 },
                 customdata=list(zip(group["id"], group["hover"], group["when"], group["importance"], strict=True)),
                 hovertemplate=TIMELINE_HOVER,
             )
         )
-    chosen = frame[frame["id"] == selected_id] if selected_id is not None else frame.iloc[0:0]
+    chosen = placed[placed["id"] == selected_id] if selected_id is not None else placed.iloc[0:0]
     if len(chosen):  # a ring around the selected memory
-        row = chosen.iloc[0]
+        point = chosen.iloc[0]
         fig.add_trace(
             go.Scatter(
                 name="selected",
                 showlegend=False,
-                x=[row["created_at"]],
-                y=[plotly_text(str(row["entity"]))],
+                x=[point["created_at"]],
+                y=[point["y"]],
                 mode="markers",
-                marker={"size": marker_size(row["importance"]) + 8, "color": "rgba(0,0,0,0)",
-                        "line": {"width": 3, "color": "#111111"}},
-                customdata=[[row["id"], row["hover"], row["when"], row["importance"]]],
+                marker={"size": marker_size(point["importance"]) + 8, "color": "rgba(0,0,0,0)",
+                        "line": {"width": 3, "color": "#D62728"}},
+                customdata=[[point["id"], point["hover"], point["when"], point["importance"]]],
                 hovertemplate=TIMELINE_HOVER,
             )
         )
-    entities = frame["entity"].nunique() if len(frame) else 1
     fig.update_layout(
-        height=max(300, 70 * entities + 160),
+        height=max(300, 90 * max(len(entities), 1) + 160),
         margin={"l": 10, "r": 10, "t": 30, "b": 10},
         legend={"title": "kind", "orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
         xaxis={"title": "created at", "rangeslider": {"visible": True}, "type": "date"},
-        yaxis={"title": "entity", "type": "category"},
+        yaxis={"title": "entity", "tickmode": "array", "tickvals": list(range(len(entities))),
+               "ticktext": [plotly_text(e) for e in entities], "range": [-0.6, len(entities) - 0.4],
+               "zeroline": False},
         clickmode="event+select",
     )
     return fig

@@ -12,12 +12,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from engine import config
+from engine.analogy.text import structure_of_span
 from engine.ingest.causal import Part, find_causes, is_definite
 from engine.ingest.documents import SourceDocument
 from engine.ingest.drafts import CausalCue, Draft, Mention, Relation, Side
 from engine.ingest.entities import mention_type
 from engine.ingest.keywords import keywords, stem
-from engine.ingest.structure import NOUN_TYPES, span_structure
+from engine.ingest.nouns import NOUN_TYPES
 from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def sentence_drafts(
         keywords=keywords(text),
         core=core_keywords(sent),
         root=stem(root.text) if root.pos_ in ("VERB", "AUX") else None,
-        structure=span_structure(sent, found),
+        structure=structure_of_span(sent),
         relations=relations(sent, mentions, speaker),
     )
     draft.event = is_event(sent) and not draft.plan
@@ -191,7 +192,7 @@ def _side(
             keywords=keywords(text),
             core=core_keywords(span),
             root=stem(span.root.text) if span.root.pos_ in ("VERB", "AUX") else None,
-            structure=span_structure(span, []),
+            structure=structure_of_span(span),
             relations=relations(span, entity_mentions(span), speaker),
             derived_from=offset,
         )

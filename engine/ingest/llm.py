@@ -105,9 +105,9 @@ class LLMExtractor:
         drafts = [_draft(item, doc) for item in valid.values()]
         for draft, item in zip(drafts, valid.values(), strict=True):
             draft.causes = _causes(item.get("causes"), position)
-        from engine.ingest.structure import SpacyStructureExtractor
+        from engine.analogy.text import EpisodeExtractor
 
-        for draft, structure in zip(drafts, SpacyStructureExtractor().extract([d.text for d in drafts]), strict=True):
+        for draft, structure in zip(drafts, EpisodeExtractor().extract([d.text for d in drafts]), strict=True):
             draft.structure = structure
         return drafts
 

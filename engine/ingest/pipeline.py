@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from engine import config
+from engine.analogy.text import EXTRACTOR_META_KEY, merged_structure
 from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest import salience
@@ -40,7 +41,6 @@ from engine.models import MemoryKind, iso
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import DOCUMENT, PROPOSITION, Ledger, LedgerRow
 from engine.store.records import MemoryRecord, RecordStore
-from engine.structure import EXTRACTOR_META_KEY
 from engine.writer import Writer
 
 # Bump when the analysis changes, so documents indexed by an older version are analysed again (their
@@ -268,8 +268,8 @@ class _Run:
             self.tick("linking", 1, 1)
         else:
             self.summary.edges = count_edges(store)
-        if store.get_meta(EXTRACTOR_META_KEY) != "spacy":
-            store.set_meta(EXTRACTOR_META_KEY, "spacy")
+        if store.get_meta(EXTRACTOR_META_KEY) != "episode":
+            store.set_meta(EXTRACTOR_META_KEY, "episode")
 
 
 def embedding_text(doc: SourceDocument) -> str:
@@ -438,7 +438,7 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
             vector_key = f"\0document:{p.doc.source}"  # not a text: never sent to the model
             vectors[vector_key] = centroid
         items.append((_request(text, doc_context, p.entity_id, MemoryKind.DOCUMENT, p.doc.date),
-                      {"features": [], "extractor": "spacy"},
+                      merged_structure([prop.structure for prop in p.propositions]),
                       LedgerRow("", p.doc.source, DOCUMENT, -1, p.stamp, {"entities": entities}),
                       vector_key))
         for prop in p.propositions:

@@ -65,8 +65,10 @@ def _zscores(values: Mapping[str, float], pool: Sequence[str], missing: float) -
     return dict(zip(pool, z.tolist(), strict=True))
 
 
-def fuse(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings) -> list[Fused]:
-    """Every candidate with its fused relevance and every strategy's detail, best first."""
+def fuse(
+    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
+) -> list[Fused]:
+    """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     adjacent = inp.store.followed_by_neighbours(found) if found else {}
     extra = {n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded}
@@ -97,13 +99,15 @@ def fuse(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: F
                 smoothed[i] += settings.neighbour_weight * max(near)
             if any(v != "null" for v in live[i]):
                 smoothed[i] += settings.episode_weight * best_in_episode[live[i]]
+    kept = sorted(pool, key=lambda i: (-smoothed[i], i))[:limit]
+    chosen = set(kept)
     details: dict[str, list[StrategyDetail]] = {}
     for strategy, hits in hit_lists.items():
         names = ("lexical", "lexical_window") if strategy == Strategy.LEXICAL else (
             "similarity" if strategy == Strategy.SIMILARITY else strategy.value,
         )
         for h in hits:
-            if h.id not in fused:
+            if h.id not in chosen:
                 continue
             extra_fields = {f"z_{n}": round(normalised[n][h.id], 4) for n in names}
             extra_fields["fused"] = round(smoothed[h.id], 4)
@@ -111,12 +115,10 @@ def fuse(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: F
                 StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **extra_fields})
             )
     label = next(iter(hit_lists), Strategy.SIMILARITY)
-    out = [
+    return [
         Fused(i, _logistic(smoothed[i]), tuple(details.get(i, ())) or (_context_detail(label, i, smoothed),))
-        for i in pool
+        for i in kept
     ]
-    out.sort(key=lambda f: (-f.relevance, f.id))
-    return out
 
 
 def _context_detail(label: Strategy, memory_id: str, smoothed: Mapping[str, float]) -> StrategyDetail:

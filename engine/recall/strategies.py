@@ -9,20 +9,22 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
 from engine import config
+from engine.analogy.mapping import Mapping, map_episodes, self_score
+from engine.analogy.text import episode
 from engine.api.requests import RecallRequest
 from engine.errors import MemoryNotFoundError
+from engine.index.features import StructureIndex
 from engine.index.graph import GraphIndex, Reached
-from engine.index.structure import StructureIndex
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso
 from engine.recall import scoring
 from engine.store.records import RecordStore, from_micros, to_micros
-from engine.structure import structural_similarity
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,7 @@ class RecallInputs:
 
     request: RecallRequest
     cue_embedding: np.ndarray | None
-    cue_features: tuple[str, ...]
+    cue_structure: dict[str, Any]
     store: RecordStore
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
@@ -49,6 +51,10 @@ class RecallInputs:
     # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
     _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
     _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    @property
+    def cue_features(self) -> tuple[str, ...]:
+        return tuple(self.cue_structure.get("features", []))
 
     def overfetch(self, k: int) -> int:
         """How many neighbours to ask for so that dropping excluded ids still leaves about k."""
@@ -192,37 +198,58 @@ def causal(inp: RecallInputs) -> list[Hit]:
 
 
 def analogical(inp: RecallInputs) -> list[Hit]:
-    """relevance = alpha * embedding similarity + (1 - alpha) * structural similarity."""
+    """Two stages (MAC/FAC): candidates are the cue's embedding neighbours (when alpha > 0) and the memories
+    whose abstract feature vector is nearest the cue's (when alpha < 1); each is then structure-mapped
+    onto the cue. relevance = alpha * embedding similarity + (1 - alpha) * normalised systematicity."""
     req = inp.request
     assert inp.cue_embedding is not None
     alpha = req.analogical_alpha
     pool = req.top_k * config.ANALOGICAL_CANDIDATE_FACTOR
-    structures = inp.structures()
     embedding_sim: dict[str, float] = {}
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
-    structural = dict(structures.best_matches(inp.cue_features, pool)) if alpha < 1 else {}
+    structural = [i for i, _ in inp.structures().best_matches(inp.cue_features, pool)] if alpha < 1 else []
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
-        stored = inp.store.embeddings(missing)
-        for i, vector in stored.items():
+        for i, vector in inp.store.embeddings(missing).items():
             embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
+    stored = inp.store.structures_of(candidates) if alpha < 1 else {}
+    cue = episode(inp.cue_structure)
+    cue_self = float(inp.cue_structure.get("self") or self_score(cue))
+    cue_features = set(inp.cue_features)
     hits = []
     for i in candidates:
         if i not in embedding_sim:
             continue  # forgotten while we looked
-        features = structures.features_of(i)
-        s_sim = structural.get(i, structural_similarity(inp.cue_features, features))
+        structure = stored.get(i, {})
+        mapping = map_episodes(cue, episode(structure), cue_self, structure.get("self")) if structure else Mapping()
         e_sim = max(0.0, min(1.0, embedding_sim[i]))
-        relevance = alpha * e_sim + (1 - alpha) * s_sim
+        relevance = alpha * e_sim + (1 - alpha) * mapping.score
         fields = {
             "embedding_similarity": e_sim,
-            "structural_similarity": s_sim,
+            "structural_similarity": mapping.score,
             "alpha": alpha,
-            "shared_structure": sorted(set(inp.cue_features) & features),
+            "shared_structure": sorted(cue_features & set(structure.get("features", []))),
+            "mapping": describe_mapping(mapping, cue, episode(structure)) if mapping.events else {},
         }
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     return hits[: req.top_k]
+
+
+def describe_mapping(mapping: Mapping, cue: Any, candidate: Any) -> dict[str, Any]:
+    """The mapping in words: which cue event / participant maps to which, and the relations that carried it."""
+    p1 = {p.id: p for p in cue.participants}
+    p2 = {p.id: p for p in candidate.participants}
+    return {
+        "events": [{"cue": cue.describe_event(a), "memory": candidate.describe_event(b), "cue_id": a,
+                    "memory_id": b, "match": s} for a, b, s in mapping.events],
+        "participants": [{"role": role, "cue": f"{p1[a].type}({p1[a].text})", "memory": f"{p2[b].type}({p2[b].text})",
+                          "cue_id": a, "memory_id": b} for a, b, role in mapping.participants],
+        "relations": [{"kind": k, "cue": f"{cue.describe_event(a1)} -> {cue.describe_event(b1)}",
+                       "memory": f"{candidate.describe_event(a2)} -> {candidate.describe_event(b2)}"}
+                      for k, a1, b1, a2, b2 in mapping.relations],
+    }
+

@@ -45,7 +45,7 @@ def _marks(n: int) -> str:
 
 def episode_key(context: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two linked memories part of one episode: the same values of `config.EPISODE_KEYS`."""
-    return tuple(json.dumps(context.get(k), sort_keys=True) for k in config.EPISODE_KEYS)
+    return tuple(json.dumps(context.get(k), sort_keys=True, separators=(",", ":")) for k in config.EPISODE_KEYS)
 
 
 def _rowids(cur: sqlite3.Cursor, ids: Sequence[str], create: bool) -> dict[str, int]:

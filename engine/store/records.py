@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import config
 from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store import fulltext
 
@@ -271,10 +272,11 @@ class RecordStore:
     def episode_keys(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """Which episode (conversation, session, document) each memory belongs to; see `fulltext.episode_key`."""
         found: dict[str, tuple[Any, ...]] = {}
+        columns = ", ".join(f"json_quote(json_extract(context, '$.{k}'))" for k in config.EPISODE_KEYS)
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, context FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = fulltext.episode_key(json.loads(r[1]))
+            for r in self._query(f"SELECT id, {columns} FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = tuple(r[1:])
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
@@ -364,6 +366,18 @@ class RecordStore:
         with self._lock:
             return set(_existing(self._conn.cursor(), list(ids)))
 
+    def ids_matching(self, fragment: str, limit: int = 10) -> list[str]:
+        """Ids that start or end with `fragment` (ids are upper-case base32; case is ignored), at most `limit`."""
+        text = fragment.upper()
+        if not text or any(c in text for c in "%_\\"):
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id FROM memories WHERE id LIKE ? OR id LIKE ? ORDER BY id LIMIT ?",
+                (text + "%", "%" + text, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def list_memories(
         self,
         *,
@@ -429,6 +443,34 @@ class RecordStore:
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             return [(i, s.get("features", [])) for i, s in self.structures()]
         return [(r[0], _string_list(r[1])) for r in rows]
+
+    def structures_of(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored structures of some memories (the analogical strategy maps their episode graphs)."""
+        found: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = json.loads(r[1])
+        return found
+
+    def stale_structures(self, version: int) -> list[tuple[str, str]]:
+        """(id, content) of memories whose structure was written by another extractor version."""
+        try:
+            rows = self._query(
+                "SELECT id, content FROM memories WHERE json_extract(structure, '$.version') IS NOT ?", (version,)
+            )
+            return [(r[0], r[1]) for r in rows]
+        except sqlite3.OperationalError:  # an SQLite built without JSON functions
+            rows = self._query("SELECT id, content, structure FROM memories")
+            return [(r[0], r[1]) for r in rows if json.loads(r[2]).get("version") != version]
+
+    def set_structures(self, structures: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Replace stored structures (a rebuild after the extractor changed); contents are untouched."""
+        with self.transaction() as cur:
+            cur.executemany(
+                "UPDATE memories SET structure = ? WHERE id = ?",
+                [(json.dumps(s, sort_keys=True), i) for i, s in structures],
+            )
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

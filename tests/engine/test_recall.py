@@ -185,7 +185,8 @@ def test_analogical_matches_structure_across_domains(engine: MemoryEngine, story
     assert {story["atlas"].id, story["bistro"].id} <= set(ids_of(structural[:2]))
     bistro = next(r for r in structural if r.memory.id == story["bistro"].id).strategy_details[0]
     assert bistro.fields["structural_similarity"] > 0.5
-    assert "outcome:failure" in bistro.fields["shared_structure"]
+    assert "chain:omit>causes>fail" in bistro.fields["shared_structure"]
+    assert bistro.fields["mapping"]["relations"][0]["kind"] == "causes"
     mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=7)
     for r in mixed:
         d = r.strategy_details[0].fields

@@ -102,7 +102,7 @@ def test_llm_propositions_dates_causes_and_relations(
     assert request["path"] == "/v1/chat/completions" and request["model"] == "fake-model"
     assert "[block 0]" in request["messages"][1]["content"]
     assert fake_llm.headers[0]["Authorization"] == "Bearer sk-test"
-    assert "outcome:failure" in engine.structure_of(failed.id)["features"]  # structure as offline
+    assert "val:failure" in engine.structure_of(failed.id)["features"]  # structure as offline
 
 
 @pytest.mark.parametrize(("status", "content"), [(500, "{}"), (200, "Sorry, I cannot help."), (200, '{"x": 1}')])

@@ -188,9 +188,9 @@ def test_entity_relation_keeps_the_verb(indexed: tuple[MemoryEngine, IndexSummar
 
 def test_analogical_cues_are_read_with_the_same_extractor(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
     engine, _ = indexed
-    assert "chain:omission>failure" in engine.analyze("The launch failed because testing was skipped.")["features"]
+    assert "chain:omit>causes>fail" in engine.analyze("The launch failed because testing was skipped.")["features"]
     reopened = MemoryEngine(engine.data_dir, embedder=engine.embedder)
-    assert type(reopened.extractor).__name__ == "SpacyStructureExtractor"
+    assert type(reopened.extractor).__name__ == "EpisodeExtractor"
 
 
 def test_reindexing_an_unchanged_folder_changes_nothing(engine: MemoryEngine, write: Write, nlp: object) -> None:

@@ -24,12 +24,12 @@ Store = tuple[Path, dict[str, str]]  # a data directory and the ids of its seed 
 MakeApp = Callable[..., AppTest]
 
 PAGES = {
-    "recall_lab": "pages/recall_lab.py",
-    "timeline": "pages/timeline.py",
-    "causal_graph": "pages/causal_graph.py",
-    "analogies": "pages/analogies.py",
-    "memories": "pages/memories.py",
-    "ingest": "pages/ingest.py",
+    "recall_lab": "screens/recall_lab.py",
+    "timeline": "screens/timeline.py",
+    "causal_graph": "screens/causal_graph.py",
+    "analogies": "screens/analogies.py",
+    "memories": "screens/memories.py",
+    "ingest": "screens/ingest.py",
 }
 
 # (key, content, entity, created_at, importance, [(target key, edge type, confidence)], kind)

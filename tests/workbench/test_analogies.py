@@ -27,16 +27,16 @@ def test_structure_only_analogs_share_the_cues_shape(
     assert len(frame) > 0
     assert (frame["from_embedding"] == 0).all()
     assert list(frame["relevance"]) == pytest.approx(list(frame["from_structure"]), abs=1e-3)
-    top = frame.iloc[0]
-    assert top["structural_similarity"] > 0 and "cause:omission" in top["shared_structure"]
+    assert frame.iloc[0]["structural_similarity"] > 0
+    top = frame[frame["shared_structure"].str.contains("act:omit")].iloc[0]  # an analog that also skipped a step
     # the Helix release (no words in common with "launch") is found for its shape: haste + omission
     assert ids["helix_release"] in set(frame["id"])
     side_by_side = table(at, f"ana_structure_{top['id']}")
     assert list(side_by_side.columns) == ["role", "cue", "memory", "shared"]
-    cause = side_by_side[side_by_side["role"] == "cause"].iloc[0]
-    assert "omission" in cause["cue"] and "omission" in cause["memory"] and "omission" in cause["shared"]
+    acts = side_by_side[side_by_side["role"] == "act"].iloc[0]
+    assert "omit" in acts["cue"] and "omit" in acts["memory"] and "omit" in acts["shared"]
     described = at.markdown[0].value
-    assert described.startswith("**The cue's structure:**") and "cause\\: " in described and "omission" in described
+    assert described.startswith("**The cue's structure:**") and "act\\: " in described and "omit" in described
 
 
 def test_alpha_one_is_embedding_only(make_app: MakeApp, seeded_store: Store) -> None:

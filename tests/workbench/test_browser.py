@@ -115,7 +115,7 @@ class Browser:
 def browser(chromium: str, server: Server) -> Iterator[Browser]:
     with sync_playwright() as pw:
         instance = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = instance.new_page(viewport={"width": 1400, "height": 1000})
+        page = instance.new_page(viewport={"width": 1280, "height": 900})
         state = Browser(page)
 
         def on_dialog(dialog: Dialog) -> None:
@@ -170,16 +170,27 @@ def assert_healthy(browser: Browser, name: str) -> None:
     assert browser.outside == [], f"{name}: requests left the machine: {browser.outside[:5]}"
 
 
+def no_horizontal_scroll(page: Page) -> bool:
+    return bool(page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1"))
+
+
+def first_column(page: Page, key: str) -> str:
+    """The header of the first column of the keyed table (the grid's accessible copy of its cells)."""
+    header = page.locator(f".st-key-{key} [role='columnheader']").first
+    header.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    return (header.text_content() or "").strip()
+
+
 def test_recall_lab(browser: Browser, server: Server) -> None:
     page = open_page(browser, server, "", "Type a cue in the sidebar")
-    page.get_by_label("Cue").fill("why did the launch fail")
-    page.get_by_label("Cue").press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Recall").click()
+    cue = page.get_by_label("Cue", exact=True)
+    cue.fill("why did the launch fail")
+    cue.press("Enter")  # Enter alone runs the recall
     page.get_by_text("Score breakdown").wait_for(timeout=RUN_TIMEOUT_MS)
     settle(page)
-    assert page.get_by_text("Strategy details").is_visible()
     assert page.get_by_text("0.20·importance").is_visible()
+    assert first_column(page, "lab_table") == "content"  # content first, so it is never off to the side
+    assert no_horizontal_scroll(page)
     slider = page.locator('.st-key-lab_w_importance input[type="range"]')
     slider.focus()
     for _ in range(4):
@@ -188,6 +199,24 @@ def test_recall_lab(browser: Browser, server: Server) -> None:
     settle(page)
     assert page.get_by_text("Preset: custom").is_visible()
     assert_healthy(browser, "recall_lab")
+
+    # the view is a link: reloading it (a new session) brings the inputs back from the URL
+    page.wait_for_function("() => location.search.includes('importance=0.4')", timeout=RUN_TIMEOUT_MS)
+    assert "cue=why+did+the+launch+fail" in page.url or "cue=why%20did%20the%20launch%20fail" in page.url
+    page.reload()
+    page.get_by_label("Cue", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_label("Cue", exact=True).input_value() == "why did the launch fail"
+    assert float(page.locator('.st-key-lab_w_importance input[type="range"]').input_value()) == 0.4
+
+    # and so does a page switch inside the session
+    page.get_by_role("link", name="Timeline").click()
+    page.get_by_text("Selected memory").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    page.get_by_role("link", name="Recall lab").click()
+    page.get_by_label("Cue", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_label("Cue", exact=True).input_value() == "why did the launch fail"
 
 
 def test_timeline(browser: Browser, server: Server) -> None:
@@ -242,7 +271,7 @@ def test_causal_graph(browser: Browser, server: Server) -> None:
 
 def test_analogies(browser: Browser, server: Server) -> None:
     page = open_page(browser, server, "analogies", "Describe a situation")
-    page.get_by_label("Cue").fill("We rushed the launch and skipped testing, and it failed.")
+    page.get_by_label("Cue", exact=True).fill("We rushed the launch and skipped testing, and it failed.")
     page.get_by_role("button", name="Find analogies").click()
     page.get_by_text("Structures side by side").wait_for(timeout=RUN_TIMEOUT_MS)
     settle(page)

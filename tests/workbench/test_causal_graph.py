@@ -78,7 +78,7 @@ def test_a_recall_result_can_be_the_seed(
     at = recall(make_app(path), "customers asked for refunds")
     first = at.session_state["lab_ranked_ids"][0]
     assert first == ids["atlas_refunds"]
-    at.switch_page("pages/causal_graph.py").run()
+    at.switch_page("screens/causal_graph.py").run()
     assert at.selectbox(key="graph_seed").options[0].endswith(first[-8:])
     assert at.selectbox(key="graph_seed").value == first
 

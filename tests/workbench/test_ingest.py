@@ -33,31 +33,42 @@ def upload(at: AppTest, files: list[tuple[str, bytes, str]]) -> AppTest:
     return at.button(key="ingest_upload_run").click().run()
 
 
-def test_upload_files_and_see_the_summary(make_app: MakeApp, empty_store: Path) -> None:
+def outcomes(at: AppTest) -> dict[str, str]:
+    """Each uploaded file's outcome, from the page's per-file table."""
+    frame = at.get_by_key("ingest_outcomes_table").dataframe[0].value
+    return dict(zip(frame["file"], frame["outcome"], strict=True))
+
+
+def test_upload_files_and_see_each_outcome(make_app: MakeApp, empty_store: Path) -> None:
     at = make_app(empty_store, "ingest")
     assert "No memories yet" in at.info[0].value
     at = upload(at, [("kiln.md", NOTE, "text/markdown"), ("chat.json", CHAT, "application/json")])
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.get("progress")  # the progress bar, now full
-    assert at.subheader[0].value.startswith("Indexing summary: 2 uploaded file(s)")
+    assert outcomes(at) == {"kiln.md": "indexed", "chat.json": "indexed"}
+    assert "**2** indexed · **0** unchanged · **0** skipped" in [m.value for m in at.markdown]
     shown = metrics(at)
-    assert shown["documents"] == "2" and int(shown["propositions"]) > 0
     assert int(shown["memories"]) > 2  # the store's counts are refreshed too
     assert open_engine(empty_store).stats()["memories"] == int(shown["memories"])
+    # the sidebar's counts are drawn after the page: they include what was just indexed
+    assert any(c.value.startswith(f"{shown['memories']} memories") for c in at.sidebar.caption)
 
 
 def test_uploading_a_file_again_updates_instead_of_duplicating(make_app: MakeApp, empty_store: Path) -> None:
     at = upload(make_app(empty_store, "ingest"), [("kiln.md", NOTE, "text/markdown")])
     count = open_engine(empty_store).stats()["memories"]
     at = upload(at, [("kiln.md", NOTE, "text/markdown")])
-    assert metrics(at)["documents unchanged"] == "1"
+    assert outcomes(at) == {"kiln.md": "unchanged"}
     assert open_engine(empty_store).stats()["memories"] == count
 
 
-def test_a_bad_file_is_reported_not_fatal(make_app: MakeApp, empty_store: Path) -> None:
-    at = upload(make_app(empty_store, "ingest"), [("broken.json", b"{not json", "application/json")])
-    assert not at.exception
-    assert any("broken.json" in str(j.value) for j in at.json)  # listed under "skipped"
+def test_a_bad_file_is_a_warning_with_its_reason(make_app: MakeApp, empty_store: Path) -> None:
+    at = upload(make_app(empty_store, "ingest"),
+                [("broken.json", b"{not json", "application/json"), ("kiln.md", NOTE, "text/markdown")])
+    assert not at.exception and not at.error
+    assert outcomes(at) == {"broken.json": "skipped", "kiln.md": "indexed"}
+    warning = next(w.value for w in at.warning if "broken" in w.value)
+    assert "JSON" in warning or "json" in warning  # the reason, not just the name
 
 
 def test_index_the_sample_data(make_app: MakeApp, empty_store: Path, tmp_path: Path,
@@ -71,5 +82,6 @@ def test_index_the_sample_data(make_app: MakeApp, empty_store: Path, tmp_path: P
     at.button(key="ingest_sample_run").click().run()
     assert not at.exception and not at.error
     assert metrics(at)["documents"] == "2"
-    at.switch_page("pages/timeline.py").run()  # the other pages now have something to show
+    assert "entities" not in metrics(at) or metrics(at)["entities"] == str(open_engine(empty_store).stats()["entities"])
+    at.switch_page("screens/timeline.py").run()  # the other pages now have something to show
     assert not at.exception and "No memories yet" not in " ".join(i.value for i in at.info)

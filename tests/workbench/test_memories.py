@@ -114,7 +114,7 @@ def test_forget_asks_for_a_confirmation(page: tuple[AppTest, dict], scratch_stor
 def test_a_row_click_selects_the_memory(page: tuple[AppTest, dict]) -> None:
     at, _ = page
     row = 3
-    at.session_state["mem_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.session_state["mem_table_grid"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
     at.run()
     assert at.selectbox(key="mem_selected").value == shown_ids(at)[row]
 

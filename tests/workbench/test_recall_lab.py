@@ -19,6 +19,12 @@ def table_ids(at: AppTest) -> list[str]:
     return list(table(at, "lab_table")["id"])
 
 
+def url_values(at: AppTest, name: str) -> list[str]:
+    """A query parameter's values as the page wrote them (one value or several)."""
+    value = at.query_params.get(name, [])
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
 def set_weights(at: AppTest, *values: float) -> AppTest:
     for key, value in zip(WEIGHT_KEYS, values, strict=True):
         at.slider(key=key).set_value(value)
@@ -142,7 +148,7 @@ def test_strategy_details_appear_for_each_strategy(
     assert list(breakdown["signal"]) == ["relevance", "recency", "importance", "reinforcement"]
     result = next(r for r in at.session_state["lab_results"] if r.memory.id == ids["atlas_refunds"])
     assert breakdown["contribution"].sum() == pytest.approx(result.score, abs=1e-3)
-    assert set(table(at, "lab_focus_details")["strategy"]) == {"similarity", "causal", "temporal", "analogical"}
+    assert set(table(at, "lab_one_details")["strategy"]) == {"similarity", "causal", "temporal", "analogical"}
 
 
 def test_the_temporal_strategy_without_an_entity_is_a_readable_error(
@@ -157,7 +163,98 @@ def test_the_temporal_strategy_without_an_entity_is_a_readable_error(
 def test_weights_survive_a_page_switch(lab: tuple[AppTest, MemoryEngine]) -> None:
     at, _ = lab
     set_weights(at, 0.1, 0.2, 0.3, 0.4)
-    at.switch_page("pages/timeline.py").run()
-    at.switch_page("pages/recall_lab.py").run()
+    at.switch_page("screens/timeline.py").run()
+    at.switch_page("screens/recall_lab.py").run()
     assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == (0.1, 0.2, 0.3, 0.4)
     assert len(table_ids(at)) == 12
+
+
+def test_inputs_survive_a_page_switch_and_go_into_the_url(lab: tuple[AppTest, MemoryEngine]) -> None:
+    at, _ = lab
+    at.multiselect(key="lab_strategies").set_value(["similarity", "analogical"]).run()
+    at.slider(key="lab_alpha").set_value(0.3).run()
+    assert url_values(at, "strategy") == ["similarity", "analogical"]
+    assert url_values(at, "alpha") == ["0.3"]
+    assert url_values(at, "cue") == ["the launch failed because testing was skipped"]
+    at.switch_page("screens/timeline.py").run()
+    at.switch_page("screens/recall_lab.py").run()
+    assert at.text_input(key="lab_cue").value == "the launch failed because testing was skipped"
+    assert at.multiselect(key="lab_strategies").value == ["similarity", "analogical"]
+    assert at.slider(key="lab_alpha").value == 0.3
+    # the strategies changed after the recall: its results are still shown, marked stale
+    assert any("inputs changed" in w.value for w in at.warning)
+
+
+def test_a_link_restores_the_view(make_app: MakeApp, scratch_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, _ = scratch_store
+    monkeypatch.setenv("HEBBS_DATA_DIR", str(path))
+    from tests.workbench.conftest import APP, APP_TIMEOUT
+
+    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT)
+    at.query_params.update({"cue": "checkout crashed", "strategy": ["similarity", "bogus"], "importance": "0.6",
+                            "top_k": "5"})
+    at.run()
+    assert not at.exception and not at.error
+    assert at.text_input(key="lab_cue").value == "checkout crashed"
+    assert at.multiselect(key="lab_strategies").value == ["similarity"]  # an unknown value is ignored
+    assert at.slider(key="lab_w_importance").value == 0.6
+    assert at.number_input(key="lab_top_k").value == 5
+
+
+def test_enter_in_the_cue_runs_the_recall(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    at = make_app(path)
+    at.text_input(key="lab_cue").set_value("Helix thermostats overheating").run()  # no button click
+    assert not at.exception and not at.error
+    assert len(table_ids(at)) == 10
+    assert "Helix" in table(at, "lab_table")["content"].iloc[0]
+
+
+def test_all_zero_weights_warn(lab: tuple[AppTest, MemoryEngine]) -> None:
+    at, _ = lab
+    set_weights(at, 0.0, 0.0, 0.0, 0.0)
+    assert any("All weights are 0" in w.value for w in at.warning)
+
+
+def test_temporal_results_are_in_time_order_with_a_date(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    at = recall(make_app(path), "", ["temporal"], lab_entity="atlas-launch")
+    assert not at.exception and not at.error
+    frame = table(at, "lab_table")
+    assert len(frame) == 6
+    assert list(frame["created"]) == sorted(frame["created"])
+    at.radio(key="lab_order").set_value("score").run()
+    frame = table(at, "lab_table")
+    assert list(frame["score"]) == sorted(frame["score"], reverse=True)
+
+
+def test_a_short_id_is_a_seed(make_app: MakeApp, scratch_store: Store) -> None:
+    path, ids = scratch_store
+    at = recall(make_app(path), "what happened next", ["causal"], lab_seed=ids["atlas_crash"][-8:].lower(),
+                lab_max_depth=1)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    details = table(at, "lab_details")
+    assert set(details["seed_id"]) == {ids["atlas_crash"]}
+
+
+def test_a_historical_as_of_gives_recency_back(lab: tuple[AppTest, MemoryEngine]) -> None:
+    at, _ = lab
+    assert any("Recency is 0 for all results" in i.value for i in at.info)
+    from datetime import date
+
+    at.date_input(key="lab_as_of").set_value(date(2026, 2, 20)).run()
+    assert not any("Recency is 0 for all results" in i.value for i in at.info)
+    assert table(at, "lab_table")["recency"].max() > 0
+
+
+def test_the_recommended_preset_and_the_lexical_strategy(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    at = recall(make_app(path), "launch testing skipped", lab_preset="recommended")
+    assert not at.exception and not at.error
+    assert at.session_state["lab_strategies_ran"] == ["similarity", "lexical"]
+    details = {d.strategy.value for r in at.session_state["lab_results"] for d in r.strategy_details}
+    assert "lexical" in details
+    at = recall(make_app(path), "launch testing skipped", ["lexical"])
+    assert not at.exception and not at.error
+    results: list[RecallResult] = at.session_state["lab_results"]
+    assert results and all(d.strategy.value == "lexical" for r in results for d in r.strategy_details)

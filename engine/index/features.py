@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import islice
 
-from engine.structure import feature_weight, structural_similarity
+from engine.analogy.features import feature_weight, structural_similarity
 
 
 class StructureIndex:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from engine import Memory, MemoryEngine
 from engine.models import EdgeType, MemoryKind
-from workbench import views
+from workbench import components, urlstate, views
 from workbench.session import (
     EMPTY_STORE_MESSAGE,
     attempt,
@@ -22,6 +22,17 @@ ALL = "(all)"
 NOT_REVISIONS = "(all but revisions)"
 ADD_KEYS = ("mem_add_content", "mem_add_entity", "mem_add_context", "mem_add_targets")
 NEW_KINDS = [k.value for k in MemoryKind if k != MemoryKind.REVISION]
+FIELDS = [
+    urlstate.Field("mem_entity", "entity"),
+    urlstate.Field("mem_kind", "kind"),
+    urlstate.Field("mem_dates", "dates", "dates"),
+    urlstate.Field("mem_min_importance", "min_importance", "float"),
+    urlstate.Field("mem_limit", "rows", "int"),
+    urlstate.Field("mem_page", "page", "int"),
+    urlstate.Field("mem_selected", "memory"),
+]
+DEFAULTS = {"mem_entity": ALL, "mem_kind": NOT_REVISIONS, "mem_min_importance": 0.0, "mem_limit": 200,
+            "mem_page": 1}
 
 
 def flash(message: str) -> None:
@@ -30,36 +41,35 @@ def flash(message: str) -> None:
     st.rerun()
 
 
-def filters(engine: MemoryEngine) -> tuple[dict, float]:
+def filters(engine: MemoryEngine) -> dict:
+    """The sidebar filters as `list_page` arguments; every filter runs in the store, before paging."""
     sb = st.sidebar
+    urlstate.restore("memories", FIELDS)
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
     entities = attempt(engine.entities, action="Could not list entities") or []
+    kinds = [NOT_REVISIONS, ALL, *[k.value for k in MemoryKind]]
+    if st.session_state["mem_entity"] not in [ALL, *entities]:
+        st.session_state["mem_entity"] = ALL
+    if st.session_state["mem_kind"] not in kinds:
+        st.session_state["mem_kind"] = NOT_REVISIONS
     entity = sb.selectbox("Entity", [ALL, *entities], key="mem_entity")
-    kind = sb.selectbox("Kind", [NOT_REVISIONS, ALL, *[k.value for k in MemoryKind]], key="mem_kind")
+    kind = sb.selectbox("Kind", kinds, key="mem_kind")
     dates = sb.date_input("Created between", value=[], key="mem_dates")
-    min_importance = sb.slider("Minimum importance", 0.0, 1.0, 0.0, step=0.05, key="mem_min_importance")
-    limit = int(sb.number_input("Rows per page", 10, 1000, 200, step=10, key="mem_limit"))
-    page = int(sb.number_input("Page", 1, 100_000, 1, key="mem_page"))
+    min_importance = sb.slider("Minimum importance", 0.0, 1.0, step=0.05, key="mem_min_importance")
+    limit = int(sb.number_input("Rows per page", 10, 1000, step=10, key="mem_limit"))
+    page = int(sb.number_input("Page", 1, 100_000, key="mem_page"))
     days = [d for d in (dates if isinstance(dates, tuple | list) else [dates]) if isinstance(d, date)]
     time_range = (days[0].isoformat(), days[1].isoformat() if len(days) > 1 else None) if days else None
-    query = {
+    return {
         "entity_id": None if entity == ALL else entity,
         "kind": None if kind in (ALL, NOT_REVISIONS) else kind,
         "time_range": time_range,
+        "min_importance": min_importance or None,
+        "include_revisions": kind != NOT_REVISIONS,
         "limit": limit,
         "offset": (page - 1) * limit,
     }
-    return query, min_importance
-
-
-def sync_table_selection(shown: list[Memory]) -> None:
-    """A row clicked in the table becomes the selected memory (before the picker is drawn)."""
-    event = st.session_state.get("mem_table")
-    rows = (event or {}).get("selection", {}).get("rows", []) if isinstance(event, dict) else []
-    if rows and 0 <= rows[0] < len(shown):
-        clicked = shown[rows[0]].id
-        if clicked != st.session_state.get("mem_last_click"):
-            st.session_state["mem_last_click"] = clicked
-            st.session_state["mem_selected"] = clicked
 
 
 def add_form(engine: MemoryEngine, candidates: list[Memory]) -> None:
@@ -162,32 +172,42 @@ def main() -> None:
     engine = current_engine()
     if message := st.session_state.pop("mem_flash", None):
         st.success(message, icon=":material/check_circle:")
-    query, min_importance = filters(engine)
+    query = filters(engine)
     if memory_count(engine) == 0:
         st.info(EMPTY_STORE_MESSAGE, icon=":material/lightbulb:")
         with st.expander("Add a memory", expanded=True):
             add_form(engine, [])
         return
-    found = attempt(engine.list_memories, **query, action="Could not list memories") or []
-    shown = [m for m in found if m.importance >= min_importance
-             and (st.session_state.get("mem_kind") != NOT_REVISIONS or m.kind != MemoryKind.REVISION)]
+    listed = attempt(engine.list_page, **query, action="Could not list memories")
+    shown = list(listed.memories) if listed is not None else []
     with st.expander("Add a memory"):
         add_form(engine, shown)
     if not shown:
-        st.info("No memory matches these filters: loosen them in the sidebar.", icon=":material/search:")
+        urlstate.publish(FIELDS, DEFAULTS)
+        if listed is not None and listed.total:
+            st.info(f"{listed.total} matches, but page {query['offset'] // query['limit'] + 1} is past the last: "
+                    "lower the page number in the sidebar.", icon=":material/search:")
+        else:
+            st.info("No memory matches these filters: loosen them in the sidebar.", icon=":material/search:")
         return
-    st.caption(f"{len(shown)} memories on this page, newest first. Click a row to select it.")
-    st.dataframe(views.memories_frame(shown), key="mem_table", on_select="rerun", selection_mode="single-row",
-                 hide_index=True, width="stretch",
-                 column_config={"importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0,
-                                                                               format="%.2f")})
+    assert listed is not None
+    pages = max(1, -(-listed.total // query["limit"]))
+    st.caption(f"{listed.total} matches, page {query['offset'] // query['limit'] + 1} of {pages}, newest first. "
+               "Click a row to select it.")
+    frame = views.memories_frame(shown)
+    clicked = components.result_table(
+        frame, "mem_table", "memories", full=frame.assign(content=[m.content for m in shown]),
+        column_config={"importance": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f")},
+    )
     by_id = {m.id: m for m in shown}
-    sync_table_selection(shown)
+    if clicked is not None and shown[clicked].id != st.session_state.get("mem_last_click"):
+        st.session_state["mem_last_click"] = st.session_state["mem_selected"] = shown[clicked].id
     if st.session_state.get("mem_selected") not in by_id:
         st.session_state["mem_selected"] = shown[0].id
     selected = st.selectbox("Selected memory", list(by_id), key="mem_selected",
                             format_func=lambda i: memory_label(i, by_id[i].content, 90))
     memory = by_id[selected]
+    urlstate.publish(FIELDS, DEFAULTS)
     tab_details, tab_revise, tab_forget = st.tabs(["Details", "Revise", "Forget"])
     with tab_details:
         details(engine, memory)

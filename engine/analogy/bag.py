@@ -1,4 +1,4 @@
-"""Relational structure for analogical recall: who did what, why, and how it ended, abstracted from words.
+"""The old feature bag (session 2), kept only so the analogy benchmark can compare against it.
 
 A structure is a JSON object; its `features` list holds abstract role:value strings such as
 `action:start`, `cause:omission`, `outcome:failure`, `actor:ORG`. Two memories are analogous when they
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 # Coarse classes of actions and outcomes. Each word maps to the class it signals.
 _LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
@@ -209,8 +209,6 @@ FEATURE_WEIGHTS = {
     "object": 0.5,
     "verb": 0.5,
 }
-# Store meta key naming the extractor that wrote a store's structures, so cues are read the same way.
-EXTRACTOR_META_KEY = "structure_extractor"
 
 
 def word_roles(word: str) -> list[str]:
@@ -218,14 +216,10 @@ def word_roles(word: str) -> list[str]:
     return _WORD_TO_ROLE.get(word, [])
 
 
-class StructureExtractor(Protocol):
-    def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
-        """One structure per text, each with at least a `features` list."""
-        ...
-
-
 class LexicalStructureExtractor:
-    """Keyword roles: fast, model-free, good enough to find failures that share a cause."""
+    """Keyword roles compared as a set: no order, direction, roles or negation."""
+
+    name = "bag"
 
     def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         return [_extract_one(t) for t in texts]

@@ -6,8 +6,15 @@ import streamlit as st
 
 from engine import MemoryEngine, RecallResult, build_request, config
 from engine.models import Strategy
-from workbench import views
+from workbench import components, urlstate, views
 from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
+
+FIELDS = [
+    urlstate.Field("ana_cue", "cue"),
+    urlstate.Field("ana_alpha", "alpha", "float"),
+    urlstate.Field("ana_top_k", "top_k", "int"),
+]
+DEFAULTS = {"ana_cue": "", "ana_alpha": config.DEFAULT_ANALOGICAL_ALPHA, "ana_top_k": config.DEFAULT_TOP_K}
 
 
 def run(engine: MemoryEngine, cue: str, alpha: float, top_k: int) -> None:
@@ -36,7 +43,11 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
     st.markdown("**The cue's structure:** "
                 + (views.md_escape(described) or "none found (try words about actions, causes and outcomes)"))
     frame = views.analogy_frame(results)
-    show_table(frame, "ana_table")
+    full = frame.assign(content=[r.memory.content for r in results])
+    clicked = components.result_table(frame, "ana_table", "analogies", full=full)
+    if clicked is not None:
+        with st.container(border=True):
+            components.memory_panel(engine, results[clicked].memory, "ana_open", result=results[clicked])
     st.subheader("Where each analog's relevance comes from")
     st.plotly_chart(views.analogy_figure(frame, [r.memory.content for r in results]), key="ana_bars",
                     width="stretch")
@@ -57,11 +68,16 @@ def main() -> None:
     engine = current_engine()
     require_memories(engine)
     sb = st.sidebar
+    urlstate.restore("analogies", FIELDS)
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
     cue = sb.text_area("Cue", key="ana_cue", placeholder="e.g. we rushed the launch and skipped testing, "
                        "and it failed")
-    alpha = sb.slider("Alpha (0 = structure only, 1 = embedding only)", 0.0, 1.0, config.DEFAULT_ANALOGICAL_ALPHA,
-                      step=0.05, key="ana_alpha")
-    top_k = sb.number_input("top_k", 1, 100, config.DEFAULT_TOP_K, key="ana_top_k")
+    alpha = sb.slider("Alpha (0 = structure only, 1 = embedding only)", 0.0, 1.0, step=0.05, key="ana_alpha",
+                      help="Analogical relevance = alpha x embedding similarity + (1 - alpha) x structural "
+                           "similarity.")
+    top_k = sb.number_input("top_k", 1, 100, key="ana_top_k")
+    urlstate.publish(FIELDS, DEFAULTS)
     if sb.button("Find analogies", type="primary", key="ana_run", width="stretch"):
         run(engine, cue, alpha, int(top_k))
     results = st.session_state.get("ana_results")
@@ -73,6 +89,10 @@ def main() -> None:
         st.info("No analogs found: describe the situation's actions, causes and outcomes, or raise alpha.",
                 icon=":material/search:")
         return
+    ran = st.session_state.get("ana_ran", {})
+    if ran.get("cue") != cue or ran.get("alpha") != alpha:
+        st.warning("The inputs changed since these results: press **Find analogies** to run them. Below are the "
+                   "results of the previous search.", icon=":material/history:")
     show(engine, results, st.session_state.get("ana_cue_structure", {}))
 
 

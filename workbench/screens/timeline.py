@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import streamlit as st
 
 from engine import Memory, MemoryEngine
 from engine.models import MemoryKind
-from workbench import views
+from workbench import urlstate, views
 from workbench.session import attempt, current_engine, memory_label, require_memories, show_table
 
 MAX_PER_ENTITY = 1000
 DEFAULT_ENTITIES = 3
+PICKER_MARGIN_DAYS = 31
+FIELDS = [
+    urlstate.Field("timeline_entities", "entity", "list"),
+    urlstate.Field("timeline_dates", "dates", "dates"),
+    urlstate.Field("timeline_memory", "memory"),
+]
 
 
 def default_entities(engine: MemoryEngine, entities: list[str]) -> list[str]:
@@ -25,6 +31,17 @@ def default_entities(engine: MemoryEngine, entities: list[str]) -> list[str]:
         if len(chosen) == DEFAULT_ENTITIES:
             break
     return chosen or entities[:DEFAULT_ENTITIES]
+
+
+def data_span(engine: MemoryEngine) -> tuple[date | None, date | None]:
+    """The first and last day that hold a memory (the date picker opens there, not on today's month)."""
+    newest = attempt(engine.list_page, limit=1, action="Could not list memories")
+    if newest is None or not newest.total:
+        return None, None
+    oldest = attempt(engine.list_page, limit=1, offset=newest.total - 1, action="Could not list memories")
+    last = newest.memories[0].created_at.date()
+    first = oldest.memories[0].created_at.date() if oldest is not None and oldest.memories else last
+    return first, last
 
 
 def load(engine: MemoryEngine, entities: list[str], time_range: tuple[str | None, str | None] | None) -> list[Memory]:
@@ -71,13 +88,19 @@ def main() -> None:
         st.info("No memory has an entity yet: the timeline shows memories by entity. Add memories with an "
                 "entity on the **Memories** page or index documents that name one.", icon=":material/lightbulb:")
         return
-    if "timeline_entities" not in st.session_state:
-        st.session_state["timeline_entities"] = default_entities(engine, entities)
+    urlstate.restore("timeline", FIELDS)
+    kept = [e for e in st.session_state.get("timeline_entities", []) if e in entities]
+    st.session_state["timeline_entities"] = kept or default_entities(engine, entities)
     chosen = st.sidebar.multiselect("Entities", entities, key="timeline_entities")
-    dates = st.sidebar.date_input("Time range", value=[], key="timeline_dates",
-                                  help="Pick a start and an end date; leave empty for all time.")
+    first, last = data_span(engine)
+    if first and last:  # a margin around the data, so a range may start before or end after it
+        first, last = first - timedelta(days=PICKER_MARGIN_DAYS), last + timedelta(days=PICKER_MARGIN_DAYS)
+    dates = st.sidebar.date_input("Time range", value=[], key="timeline_dates", min_value=first, max_value=last,
+                                  help="Pick a start and an end date; leave empty for all time. The calendar "
+                                       "spans the stored memories' dates.")
     time_range = _range(dates)
     if not chosen:
+        urlstate.publish(FIELDS)
         st.info("Pick one or more entities in the sidebar.", icon=":material/west:")
         return
     memories = load(engine, chosen, time_range)
@@ -95,6 +118,7 @@ def main() -> None:
         format_func=lambda i: memory_label(i, by_id[i].content, 50),
         help="Or click a point on the chart.",
     )
+    urlstate.publish(FIELDS, {"timeline_dates": ()})
     frame = views.timeline_frame(memories)
     st.caption(f"{len(memories)} memories of {len(chosen)} entit{'y' if len(chosen) == 1 else 'ies'} · "
                "size is importance, colour is kind; hover for the content, click to select.")

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import streamlit as st
 
-from engine import MemoryEngine, config
+from engine import HebbsError, MemoryEngine, config
 from workbench import views
-from workbench.session import SAMPLE_DATA_DIR, attempt, current_engine
+from workbench.session import SAMPLE_DATA_DIR, attempt, current_engine, show_table
+
+ENTITIES_HELP = ("Entities with memories: the timelines you can open (the same count everywhere in the workbench). "
+                 "An indexing run also recognises names that no memory is filed under; those are not counted.")
 
 ACCEPTED = [extension.lstrip(".") for extension in config.INGEST_EXTENSIONS]
 UPLOADS_DIRNAME = config.UPLOADS_DIRNAME
@@ -30,6 +35,51 @@ def index(engine: MemoryEngine, paths: Sequence[Path], what: str) -> None:
     bar.progress(1.0, text=f"Indexed {what}.")
     st.session_state["ingest_summary"] = views.summary_dict(summary)
     st.session_state["ingest_what"] = what
+    st.session_state.pop("ingest_outcomes", None)
+
+
+def file_outcome(name: str, summary: dict[str, Any]) -> dict[str, str]:
+    """One uploaded file's outcome from its own indexing summary: indexed, unchanged or skipped (and why)."""
+    skipped = summary.get("skipped") or []
+    if skipped:
+        reasons = "; ".join(str(s.get("reason", s)) if isinstance(s, dict) else str(s) for s in skipped)
+        return {"file": name, "outcome": "skipped", "detail": reasons}
+    if summary.get("documents_indexed"):
+        return {"file": name, "outcome": "indexed",
+                "detail": f"{summary.get('propositions_added', 0)} memories added, "
+                          f"{summary.get('propositions_kept', 0)} kept"}
+    if summary.get("documents_unchanged"):
+        return {"file": name, "outcome": "unchanged", "detail": "same content as when it was last indexed"}
+    return {"file": name, "outcome": "skipped", "detail": "nothing to index in this file"}
+
+
+def index_files(engine: MemoryEngine, paths: Sequence[Path]) -> None:
+    """Index uploaded files one at a time: a progress line per file, then each file's outcome."""
+    bar = st.progress(0.0, text="Indexing the uploaded files…")
+    outcomes: list[dict[str, str]] = []
+    for i, path in enumerate(paths):
+        bar.progress(i / len(paths), text=f"Indexing {path.name} ({i + 1} of {len(paths)})…")
+        try:
+            summary = views.summary_dict(engine.ingest([str(path)]))
+        except HebbsError as exc:
+            outcomes.append({"file": path.name, "outcome": "skipped", "detail": str(exc)})
+            continue
+        outcomes.append(file_outcome(path.name, summary))
+    bar.progress(1.0, text=f"Done: {len(paths)} file(s).")
+    st.session_state["ingest_outcomes"] = outcomes
+    st.session_state.pop("ingest_summary", None)
+
+
+def show_outcomes(outcomes: list[dict[str, str]]) -> None:
+    """Counts by outcome, a warning with the reason for each skipped file, and the full table."""
+    counts = {k: sum(1 for o in outcomes if o["outcome"] == k) for k in ("indexed", "unchanged", "skipped")}
+    st.subheader("Uploaded files")
+    st.markdown(" · ".join(f"**{n}** {k}" for k, n in counts.items()))
+    for o in outcomes:
+        if o["outcome"] == "skipped":
+            st.warning(f"Skipped {views.md_escape(o['file'])}: {views.md_escape(o['detail'])}",
+                       icon=":material/warning:")
+    show_table(pd.DataFrame(outcomes, columns=["file", "outcome", "detail"]), "ingest_outcomes_table")
 
 
 def upload_section(engine: MemoryEngine) -> None:
@@ -50,7 +100,7 @@ def upload_section(engine: MemoryEngine) -> None:
         except OSError as exc:
             st.error(f"Could not save the uploaded files: {exc}", icon=":material/error:")
             return
-        index(engine, paths, f"{len(paths)} uploaded file(s)")
+        index_files(engine, paths)
 
 
 def sample_section(engine: MemoryEngine) -> None:
@@ -72,11 +122,19 @@ def main() -> None:
     if stats:
         cols = st.columns(len(stats))
         for col, (name, value) in zip(cols, stats.items(), strict=True):
-            col.metric(name.replace("_", " "), value)
+            col.metric(name.replace("_", " "), value, help=ENTITIES_HELP if name == "entities" else None)
     summary = st.session_state.get("ingest_summary")
-    if summary is not None:
+    outcomes = st.session_state.get("ingest_outcomes")
+    if outcomes:
+        show_outcomes(outcomes)
+    elif summary is not None:
         st.subheader(f"Indexing summary: {st.session_state.get('ingest_what', '')}")
-        numbers = {k: v for k, v in summary.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        for item in summary.get("skipped") or []:
+            if isinstance(item, dict):
+                st.warning(f"Skipped {views.md_escape(str(item.get('path')))}: "
+                           f"{views.md_escape(str(item.get('reason')))}", icon=":material/warning:")
+        numbers = {k: v for k, v in summary.items() if isinstance(v, int | float) and not isinstance(v, bool)
+                   and k != "entities"}
         if numbers:
             cols = st.columns(min(len(numbers), 6))
             for i, (name, number) in enumerate(numbers.items()):

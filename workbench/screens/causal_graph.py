@@ -9,12 +9,41 @@ import streamlit as st
 
 from engine import MemoryEngine, build_request, config
 from engine.models import EdgeType, MemoryKind
-from workbench import graph, views
+from workbench import components, graph, urlstate, views
 from workbench.session import RECALLING, attempt, current_engine, memory_label, require_memories, show_table
 
 NO_TARGET = ""
 SEARCH_RESULTS = 15
 RECENT = 30
+SCAN_FOR_EDGES = 300  # newest memories looked at for a default seed with causal edges
+EDGE_TYPE_NAMES = [t.value for t in EdgeType]
+FIELDS = [
+    urlstate.Field("graph_seed", "seed"),
+    urlstate.Field("graph_search", "search"),
+    urlstate.Field("graph_depth", "depth", "int"),
+    urlstate.Field("graph_edge_types", "edge_type", "list", choices=lambda: EDGE_TYPE_NAMES),
+    urlstate.Field("graph_limit", "max", "int"),
+    urlstate.Field("graph_target", "path_to"),
+]
+DEFAULTS = {"graph_search": "", "graph_depth": 2, "graph_edge_types": EDGE_TYPE_NAMES, "graph_limit": 100,
+            "graph_target": NO_TARGET}
+
+
+def default_seed(engine: MemoryEngine) -> str | None:
+    """The recall lab's top result, else the newest memory with a causal edge, else None."""
+    ranked = st.session_state.get("lab_ranked_ids") or []
+    if ranked:
+        return str(ranked[0])
+    recent = attempt(engine.list_memories, limit=SCAN_FOR_EDGES, include_revisions=False,
+                     action="Could not list memories") or []
+    for m in recent:
+        if any(e.type == EdgeType.CAUSED_BY for e in engine.edges_of(m.id)):
+            return m.id
+    return recent[0].id if recent else None
+
+
+def _use_typed_seed() -> None:
+    st.session_state["graph_seed_typed_pending"] = True
 
 
 def seed_options(engine: MemoryEngine) -> list[str]:
@@ -28,7 +57,8 @@ def seed_options(engine: MemoryEngine) -> list[str]:
         if not ids:
             st.sidebar.caption("No match: try other words.")
         return ids
-    ids = list(st.session_state.get("lab_ranked_ids", []))
+    ids = [i for i in [st.session_state.get("graph_seed")] if i]
+    ids += list(st.session_state.get("lab_ranked_ids", []))
     recent = attempt(engine.list_memories, limit=RECENT * 2, action="Could not list memories") or []
     ids += [m.id for m in recent if m.kind != MemoryKind.REVISION][:RECENT]
     return list(dict.fromkeys(ids))
@@ -38,9 +68,26 @@ def main() -> None:
     st.title("Causal graph")
     engine = current_engine()
     require_memories(engine)
+    urlstate.restore("graph", FIELDS)
+    for key, value in DEFAULTS.items():
+        st.session_state.setdefault(key, value)
+    st.session_state.setdefault("graph_search_ran", st.session_state["graph_search"].strip())
+    seed_now = st.session_state.get("graph_seed")
+    if seed_now and seed_now not in (engine.get_many([seed_now]) or {}):  # a short id from a link
+        st.session_state["graph_seed"] = components.resolve_id(engine, seed_now)
+    if not st.session_state.get("graph_seed"):
+        st.session_state["graph_seed"] = default_seed(engine)
+    typed = st.sidebar.text_input("Seed id or short id", key="graph_seed_typed", on_change=_use_typed_seed,
+                                  help="A full memory id, or a unique start or end of one (e.g. the 8 characters "
+                                       "shown in tables).").strip()
+    if st.session_state.pop("graph_seed_typed_pending", False) and typed:
+        resolved = components.resolve_id(engine, typed)
+        if resolved is not None:
+            st.session_state["graph_seed"] = resolved
+            st.session_state["graph_search"] = st.session_state["graph_search_ran"] = ""
     options = seed_options(engine)
     query = st.session_state.get("graph_search", "").strip()
-    if query != st.session_state.get("graph_search_ran", ""):
+    if query != st.session_state["graph_search_ran"]:
         st.session_state["graph_search_ran"] = query
         if options:  # a new search: start from its best match
             st.session_state["graph_seed"] = options[0]
@@ -54,10 +101,10 @@ def main() -> None:
     seed = st.sidebar.selectbox("Seed", options, key="graph_seed",
                                 format_func=lambda i: memory_label(i, labels[i].content, 50),
                                 help="Search results, the recall lab's last results, or the newest memories.")
-    depth = st.sidebar.slider("Depth", 1, config.MAX_DEPTH_CAP, 2, key="graph_depth")
-    all_types = [t.value for t in EdgeType]
-    types = st.sidebar.multiselect("Edge types", all_types, default=all_types, key="graph_edge_types")
-    limit = st.sidebar.number_input("Max memories", 2, 500, 100, key="graph_limit")
+    depth = st.sidebar.slider("Depth", 1, config.MAX_DEPTH_CAP, key="graph_depth")
+    all_types = EDGE_TYPE_NAMES
+    types = st.sidebar.multiselect("Edge types", all_types, key="graph_edge_types")
+    limit = st.sidebar.number_input("Max memories", 2, 500, key="graph_limit")
     if not types:
         st.info("Pick at least one edge type in the sidebar.", icon=":material/west:")
         return
@@ -74,6 +121,7 @@ def main() -> None:
         f"depth {nb.nodes[i].depth} · {memory_label(i, nb.nodes[i].memory.content, 44)}",
     )
     path = nb.path_to(target) if target else ()
+    urlstate.publish(FIELDS, DEFAULTS)
 
     st.caption(f"Seed: {views.md_snippet(nb.nodes[seed].memory.content, 140)}")
     if not nb.edges:

@@ -1,0 +1,177 @@
+"""Abstract classes of actions, outcomes and participants, so that structure survives a change of words.
+
+An event's *action class* is what the mapper compares ("skipped", "omitted", "neglected" are all `omit`);
+its *valence* says whether it is good or bad for the participants (success, failure, gain, loss, harm).
+A word missing here still has a lemma, and events with the same lemma match; the classes only widen
+matching across domains.
+"""
+
+from __future__ import annotations
+
+# action class -> lemmas. A lemma belongs to one class (the first listed wins).
+ACTION_CLASSES: dict[str, tuple[str, ...]] = {
+    "omit": ("skip", "omit", "neglect", "ignore", "overlook", "bypass", "forget", "miss", "drop", "cut",
+             "abandon", "shortcut", "disregard", "dismiss", "waive", "postpone", "defer", "delay", "procrastinate"),
+    "prepare": ("test", "check", "verify", "rehearse", "practise", "practice", "train", "prepare", "plan",
+                "inspect", "review", "study", "audit", "validate", "tune", "maintain", "calibrate", "measure",
+                "taste", "proofread", "double-check", "research", "drill", "exercise", "warm", "stretch",
+                "back", "insure", "save", "budget", "scout", "survey", "investigate", "monitor"),
+    "rush": ("rush", "hurry", "race", "speed", "accelerate", "cram", "hasten", "scramble"),
+    "start": ("launch", "open", "release", "ship", "start", "begin", "debut", "introduce", "unveil", "found",
+              "deploy", "roll", "publish", "premiere", "kick", "embark", "attempt", "try", "enter", "set"),
+    "fail": ("fail", "collapse", "crash", "break", "flop", "sink", "burn", "lose", "miss", "falter",
+             "stall", "crumble", "fall", "leak", "spoil", "die", "wilt", "burst", "explode", "malfunction",
+             "misfire", "tank", "founder", "backfire", "ruin", "wreck", "derail", "lag", "struggle",
+             "rot", "choke", "stumble", "trip", "overheat", "freeze", "drown", "starve", "go"),
+    "succeed": ("succeed", "win", "thrive", "triumph", "excel", "flourish", "prosper", "pass", "achieve",
+                "accomplish", "complete", "finish", "earn", "score", "impress", "delight", "sell", "grow",
+                "bloom", "recover", "survive", "rescue", "solve", "fix", "repair", "heal", "master"),
+    "harm": ("hurt", "injure", "damage", "harm", "attack", "bite", "sting", "wound", "kill", "destroy",
+             "burn", "poison", "sabotage", "betray", "cheat", "steal", "rob", "trick", "deceive", "exploit",
+             "bully", "insult", "threaten", "punish", "fire", "sue", "blame", "scold", "chase", "hunt", "eat"),
+    "help": ("help", "aid", "assist", "support", "save", "protect", "rescue", "defend", "shelter", "feed",
+             "teach", "mentor", "guide", "nurse", "encourage", "reward", "forgive", "thank", "praise",
+             "comfort", "share", "donate", "lend", "volunteer", "free", "release"),
+    "give": ("give", "offer", "send", "deliver", "hand", "grant", "award", "pay", "lend", "provide",
+             "supply", "present", "donate", "sell", "return", "feed", "gift"),
+    "take": ("take", "grab", "seize", "steal", "buy", "acquire", "receive", "collect", "borrow", "win",
+             "capture", "catch", "claim", "gather", "get", "obtain", "adopt", "hire"),
+    "refuse": ("refuse", "reject", "decline", "deny", "forbid", "ban", "veto", "resist", "oppose", "quit",
+               "resign", "leave", "abandon", "desert", "boycott"),
+    "warn": ("warn", "alert", "caution", "advise", "tell", "inform", "notify", "report", "flag", "predict",
+             "signal", "remind", "recommend", "urge", "suggest"),
+    "ignore_advice": ("ignore", "dismiss", "disregard", "overrule", "defy", "disobey"),
+    "prevent": ("prevent", "avoid", "stop", "block", "avert", "halt", "prohibit", "escape", "dodge",
+                "deter", "hinder", "obstruct", "spare", "guard", "shield"),
+    "enable": ("enable", "allow", "let", "permit", "empower", "help", "make"),
+    "cause": ("cause", "lead", "result", "trigger", "provoke", "produce", "create", "spark", "bring"),
+    "increase": ("increase", "raise", "expand", "grow", "double", "boost", "gain", "rise", "climb", "soar",
+                 "scale", "add", "extend", "inflate", "hoard", "overspend", "overeat", "overload", "overfill",
+                 "overbook", "overstretch", "overwork", "overuse", "overcommit", "overextend"),
+    "decrease": ("decrease", "reduce", "shrink", "drop", "fall", "decline", "cut", "lower", "trim", "shed",
+                 "slash", "lose", "sink", "plunge", "dwindle"),
+    "move": ("move", "go", "travel", "walk", "run", "fly", "drive", "sail", "arrive", "leave", "return",
+             "migrate", "flee", "climb", "cross", "swim", "wander", "come"),
+    "communicate": ("say", "ask", "answer", "reply", "announce", "explain", "promise", "agree", "negotiate",
+                    "argue", "complain", "apologise", "apologize", "call", "write", "email", "text", "talk",
+                    "speak", "discuss", "persuade", "convince", "beg", "demand", "request"),
+    "decide": ("decide", "choose", "opt", "elect", "resolve", "vote", "pick", "select", "commit"),
+    "want": ("want", "wish", "hope", "desire", "need", "crave", "plan", "intend", "aim", "seek", "long"),
+    "build": ("build", "make", "create", "design", "write", "develop", "construct", "compose", "invent",
+              "cook", "bake", "plant", "craft", "assemble", "draft", "code", "paint", "sew", "brew"),
+    "change": ("change", "switch", "replace", "update", "migrate", "convert", "swap", "modify", "upgrade",
+               "reorganise", "reorganize", "restructure", "rename", "redesign", "adapt", "adjust"),
+    "compete": ("compete", "race", "fight", "challenge", "battle", "rival", "contest", "play", "bet"),
+    "trust": ("trust", "believe", "rely", "depend", "count"),
+    "doubt": ("doubt", "suspect", "question", "mistrust", "distrust"),
+    "notice": ("notice", "see", "discover", "find", "detect", "spot", "realise", "realize", "learn",
+               "hear", "observe", "recognise", "recognize", "understand"),
+}
+
+# Lemmas that say how things went, whatever their action class. +1 good, -1 bad for those involved.
+VALENCE_WORDS: dict[str, tuple[str, int]] = {}
+for _kind, _sign, _words in (
+    ("success", 1, ("succeed", "success", "successful", "win", "won", "thrive", "triumph", "excel", "flourish",
+                    "prosper", "pass", "achieve", "accomplish", "impress", "delight", "praise", "smooth", "smoothly",
+                    "recover", "survive", "solve", "fix", "repair", "heal", "master", "celebrate", "victory",
+                    "perfect", "flawless", "flawlessly", "good", "great", "well", "safe", "safely", "happy",
+                    "proud", "glad", "popular", "applaud", "reward", "bloom", "complete", "finish", "record",
+                    "triumphant", "profit", "profitable", "acclaim", "promote", "promotion", "stable")),
+    ("failure", -1, ("fail", "failure", "collapse", "crash", "break", "broken", "flop", "sink", "burn",
+                     "falter", "stall", "crumble", "spoil", "die", "wilt", "burst", "explode", "malfunction",
+                     "misfire", "tank", "backfire", "ruin", "wreck", "derail", "struggle", "rot", "choke",
+                     "stumble", "disaster", "chaos", "mess", "outage", "bug", "defect", "error", "mistake",
+                     "problem", "trouble", "late", "delay", "cancel", "abandon", "reject", "fiasco", "bad",
+                     "poorly", "poor", "unhappy", "sad", "angry", "embarrass", "embarrassed", "humiliate",
+                     "complaint", "complain", "refund", "recall", "overheat", "freeze", "lag", "sick", "ill",
+                     "bankrupt", "bankruptcy", "fired", "lose", "lost", "miss", "overrun", "stuck", "dead",
+                     "disqualify", "flood", "drown", "starve", "rain", "leak", "bust", "burnout", "exhaust",
+                     "exhausted", "tired", "worse", "loss", "shortage", "scandal", "fine", "penalty")),
+    ("gain", 1, ("gain", "earn", "profit", "increase", "grow", "boost", "rise", "bonus", "raise", "win", "save",
+                 "rich", "richer", "reward")),
+    ("loss", -1, ("lose", "loss", "waste", "debt", "cost", "spend", "drop", "decline", "plunge", "shrink",
+                  "poor", "poorer", "broke", "owe")),
+    ("harm", -1, ("hurt", "injure", "injury", "damage", "harm", "attack", "bite", "sting", "wound", "kill",
+                  "destroy", "poison", "sabotage", "betray", "cheat", "steal", "rob", "trick", "deceive", "bully",
+                  "insult", "punish", "sue", "blame", "scold", "pain", "ache", "sprain", "tear", "bruise")),
+):
+    for _w in _words:
+        VALENCE_WORDS.setdefault(_w, (_kind, _sign))
+
+# A negated word of one class reads as another: "did not test" omits, "did not skip" prepares.
+NEGATED_CLASS = {"prepare": "omit", "omit": "prepare", "fail": "succeed", "succeed": "fail",
+                 "help": "refuse", "warn": "omit", "rush": "prepare", "trust": "doubt", "doubt": "trust"}
+# Verbs whose clausal complement did not happen: "forgot to lock", "failed to check", "refused to pay".
+NEGATING_VERBS = frozenset({"forget", "fail", "neglect", "refuse", "decline", "skip", "omit", "avoid",
+                            "stop", "quit", "cease", "prevent"})
+# Verbs that invert the valence of what they act on: "avoided the problems" is good news.
+INVERTING_VERBS = frozenset({"avoid", "prevent", "avert", "escape", "dodge", "stop", "block", "spare",
+                             "survive", "overcome", "fix", "solve", "repair", "resolve"})
+# Light verbs whose object carries the event: "had problems", "suffered losses", "made a mistake".
+LIGHT_VERBS = frozenset({"have", "suffer", "experience", "face", "make", "get", "take", "do", "see", "meet",
+                         "receive", "encounter", "endure", "hit", "run", "give"})
+
+# Coarse participant types.
+NOUN_TYPES: dict[str, str] = {}
+for _type, _nouns in (
+    ("person", ("person", "man", "woman", "boy", "girl", "child", "kid", "baby", "friend", "manager", "engineer",
+                "chef", "cook", "doctor", "nurse", "officer", "lead", "director", "founder", "owner", "executive",
+                "analyst", "developer", "ceo", "student", "teacher", "farmer", "king", "queen", "prince",
+                "princess", "soldier", "captain", "sailor", "pilot", "driver", "runner", "athlete", "player",
+                "coach", "climber", "hiker", "baker", "writer", "author", "artist", "singer", "musician", "actor",
+                "lawyer", "judge", "mother", "father", "son", "daughter", "brother", "sister", "wife", "husband",
+                "neighbour", "neighbor", "customer", "client", "patient", "user", "buyer", "seller", "merchant",
+                "shopkeeper", "gardener", "scientist", "researcher", "professor", "mayor", "guard", "thief",
+                "traveller", "traveler", "novice", "apprentice", "intern", "candidate", "investor", "surgeon",
+                "mechanic", "carpenter", "fisherman", "hunter", "shepherd", "knight", "explorer", "volunteer",
+                "boss", "employee", "colleague", "worker", "programmer", "designer", "editor", "reporter",
+                "host", "guest", "landlord", "tenant", "pharmacist", "architect", "student", "rookie")),
+    ("group", ("team", "crew", "staff", "family", "class", "band", "army", "crowd", "committee", "board",
+               "council", "village", "villagers", "tribe", "audience", "fans", "people", "players", "students",
+               "workers", "employees", "citizens", "members", "volunteers", "squad", "orchestra", "choir",
+               "club", "community", "colleagues", "friends", "parents", "children", "customers", "users")),
+    ("organisation", ("company", "firm", "startup", "agency", "bank", "business", "organisation",
+                      "organization", "restaurant", "bakery", "cafe", "clinic", "hospital", "school", "university",
+                      "store", "shop", "vendor", "supplier", "government", "ministry", "city", "council", "lab",
+                      "studio", "publisher", "airline", "brand", "retailer", "manufacturer", "factory", "charity",
+                      "league", "department", "newspaper", "hotel", "museum", "library", "church")),
+    ("animal", ("dog", "cat", "fox", "wolf", "bear", "bird", "crow", "lion", "mouse", "rabbit", "horse", "cow",
+                "sheep", "goat", "pig", "ant", "bee", "squirrel", "tortoise", "hare", "fish", "owl", "eagle",
+                "snake", "frog", "deer", "monkey", "elephant", "tiger", "duck", "hen", "chicken", "puppy",
+                "kitten", "beaver", "spider", "shark", "whale", "dolphin", "parrot", "raven")),
+    ("artefact", ("app", "application", "product", "device", "software", "feature", "platform", "service",
+                  "website", "site", "tool", "model", "version", "phone", "car", "system", "machine", "engine",
+                  "bridge", "building", "house", "boat", "ship", "plane", "robot", "computer", "server",
+                  "database", "code", "release", "cake", "bread", "dish", "meal", "soup", "souffle", "soufflé",
+                  "roof", "wall", "dam", "tower", "road", "tent", "bike", "bicycle", "rocket", "satellite",
+                  "camera", "battery", "sensor", "pump", "engine", "book", "novel", "paper", "report", "song",
+                  "album", "film", "play", "painting", "garden", "crop", "plant", "tree", "network", "update",
+                  "patch", "contract", "plan", "recipe", "menu", "bottle", "rope", "ladder", "key", "lock")),
+    ("place", ("town", "country", "region", "island", "mountain", "river", "lake", "sea", "forest", "field",
+               "farm", "office", "warehouse", "kitchen", "market", "street", "park", "camp", "harbour", "harbor",
+               "valley", "desert", "coast", "stadium", "arena", "stage", "venue")),
+):
+    for _n in _nouns:
+        NOUN_TYPES.setdefault(_n, _type)
+
+ENTITY_LABEL_TYPES = {"PERSON": "person", "NORP": "group", "ORG": "organisation", "GPE": "place",
+                      "LOC": "place", "FAC": "place", "PRODUCT": "artefact", "WORK_OF_ART": "artefact",
+                      "EVENT": "event"}
+PRONOUN_TYPES = {"i": "person", "he": "person", "she": "person", "him": "person", "her": "person",
+                 "me": "person", "we": "group", "us": "group", "they": "group", "them": "group",
+                 "you": "person", "it": "thing", "someone": "person", "everyone": "group", "nobody": "person"}
+
+_CLASS_OF: dict[str, str] = {}
+for _cls, _lemmas in ACTION_CLASSES.items():
+    for _lemma in _lemmas:
+        _CLASS_OF.setdefault(_lemma, _cls)
+
+
+def action_class(lemma: str) -> str:
+    """The abstract class of a verb or event noun's lemma, or `other`."""
+    return _CLASS_OF.get(lemma.lower(), "other")
+
+
+def valence(lemma: str) -> tuple[str, int] | None:
+    """(kind, sign) of a word that says how things went, e.g. ("failure", -1) for "collapse"."""
+    return VALENCE_WORDS.get(lemma.lower())

@@ -1,0 +1,451 @@
+"""Episode graphs from spaCy's dependency parse and discourse cues.
+
+Events are verbs (and copular states, and nouns named as causes: "because of the storm"); negation is
+read from `neg` children, "never", "no", "without", and negating verbs ("forgot to lock" is an unlocked
+lock). Participants come from subjects (passive subjects are patients, `by` phrases agents), objects and
+recipients, typed from entities, pronouns and a noun lexicon, and shared across events by head word or
+pronoun so one actor stays one node. Relations come from subordinators (because, since, so, so that, to,
+in order to, after, before, when), coordinations (and, so, but, then), sentence openers (as a result,
+therefore, then, later), cause phrases (because of, due to) and cause verbs (caused, led to, prevented).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from engine.analogy import lexicon
+from engine.analogy.graph import Episode, Event, Participant
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+CAUSE_VERBS = {"cause", "lead", "result", "trigger", "provoke", "produce", "spark", "bring", "mean"}
+PREVENT_VERBS = {"prevent", "stop", "avert", "block", "keep", "save", "spare"}
+ENABLE_VERBS = {"enable", "allow", "let", "permit", "help", "empower"}
+# Verbs that only frame the event in their complement: "decided to skip", "tried to fix".
+_CAUSE_WORDS = {"because", "due", "thanks", "owing"}
+FRAME_VERBS = {"decide", "try", "attempt", "manage", "choose", "seem", "continue", "begin", "start", "get",
+               "happen", "opt", "go", "plan", "intend", "agree", "promise", "offer", "need", "have", "want",
+               "hope", "wish", "aim", "tend", "use", "rush", "hurry", "bother", "dare"}
+_SKIP_DEPS = {"aux", "auxpass", "amod", "compound", "prt"}
+
+
+class _Builder:
+    """Collects one text's episode while walking its sentences in order."""
+
+    def __init__(self) -> None:
+        self.ep = Episode()
+        self.by_token: dict[int, Event] = {}
+        self.parts: dict[str, Participant] = {}
+        self.recent: list[Participant] = []
+        self.last_main: Event | None = None
+        self.segments: list[tuple[str, int, int]] = []
+
+    # --- events ----------------------------------------------------------------------------------------
+    def event(self, lemma: str, token: Token, negated: bool, text: str, valence_from: Iterable[Token] = ()) -> Event:
+        lemma = lemma.lower()
+        action = lexicon.action_class(lemma)
+        if negated and action in lexicon.NEGATED_CLASS:
+            action, negated, folded = lexicon.NEGATED_CLASS[action], False, True
+        else:
+            folded = False
+        kind, sign = None, 0
+        found = lexicon.valence(lemma)
+        for t in valence_from:
+            if found is None:
+                found = lexicon.valence(t.lemma_) or lexicon.valence(t.lower_)
+        if found is not None:
+            kind, sign = found
+        if (negated or folded) and sign:
+            kind, sign = ("success" if sign < 0 else "failure"), -sign
+        ev = Event(f"e{len(self.ep.events)}", lemma, action, negated, len(self.ep.events), kind, sign,
+                   f"not {text}" if folded and not text.startswith("not ") else text)
+        self.ep.events.append(ev)
+        self.by_token[token.i] = ev
+        return ev
+
+    def relate(self, kind: str, a: Event | None, b: Event | None) -> None:
+        """Add a relation; an explicit one (causes, enables, ...) replaces a mere `precedes` between the pair."""
+        if a is None or b is None or a is b:
+            return
+        if kind != "precedes":
+            pair = {a.id, b.id}
+            self.ep.relations = [r for r in self.ep.relations if not (r[0] == "precedes" and {r[1], r[2]} == pair)]
+        if not any(r[1:] == (a.id, b.id) or r[1:] == (b.id, a.id) for r in self.ep.relations):
+            self.ep.relations.append((kind, a.id, b.id))
+
+    # --- participants ----------------------------------------------------------------------------------
+    def participant(self, token: Token) -> Participant | None:
+        lower = token.lower_
+        if lower in ("which", "that", "this", "what", "who", "whom", "there", "here"):
+            return None
+        if token.pos_ == "PRON":
+            kind = lexicon.PRONOUN_TYPES.get(lower)
+            if kind is None:
+                return None
+            for p in reversed(self.recent):
+                if _compatible(kind, p.type):
+                    self._touch(p)
+                    return p
+            key, ptype, text = f"pron:{lower}", kind, lower
+        else:
+            ent = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+            if ent is not None:
+                key, text = f"ent:{ent.text.lower()}", ent.text
+                ptype = lexicon.ENTITY_LABEL_TYPES.get(ent.label_, "thing")
+                if ent.label_ in ("DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "PERCENT", "QUANTITY"):
+                    return None
+            else:
+                lemma = token.lemma_.lower()
+                ptype = lexicon.NOUN_TYPES.get(lemma) or lexicon.NOUN_TYPES.get(lower) or (
+                    "activity" if token.tag_ == "VBG" or lower.endswith("ing") else "thing")
+                key, text = f"noun:{lemma}", " ".join(t.text for t in token.subtree if t.dep_ in
+                                                    ("compound", "amod", "poss") or t is token)[:40]
+        found = self.parts.get(key)
+        if found is None:
+            found = self.parts[key] = Participant(f"p{len(self.parts)}", ptype, text)
+            self.ep.participants.append(found)
+        self._touch(found)
+        return found
+
+    def _touch(self, p: Participant) -> None:
+        if p in self.recent:
+            self.recent.remove(p)
+        self.recent.append(p)
+
+    def role(self, ev: Event, role: str, token: Token | None) -> None:
+        if token is None:
+            return
+        p = self.participant(token)
+        if p is not None and not any(r[0] == ev.id and r[2] == p.id for r in self.ep.roles):
+            self.ep.roles.append((ev.id, role, p.id))
+        for conj in token.children:  # "the chef and the waiter" -> both
+            if conj.dep_ == "conj" and conj.pos_ in ("NOUN", "PROPN", "PRON"):
+                self.role(ev, role, conj)
+
+
+def _compatible(pronoun_type: str, participant_type: str) -> bool:
+    if pronoun_type == "person":
+        return participant_type == "person"
+    if pronoun_type == "group":
+        return participant_type in ("group", "organisation", "person")
+    return participant_type not in ("person", "group", "activity")
+
+
+def _negated(token: Token) -> bool:
+    for c in token.children:
+        if c.dep_ == "neg" or c.lower_ in ("never",):
+            return True
+        if c.dep_ in ("nsubj", "nsubjpass", "dobj") and (
+            c.lower_ in ("nobody", "nothing", "none", "no one") or any(d.lower_ == "no" for d in c.children)
+        ):
+            return True
+    head = token.head
+    # "without checking", "instead of testing"
+    if token.dep_ == "pcomp" and head.lower_ in ("without", "instead"):
+        return True
+    if head.dep_ == "prep" and head.lower_ == "of" and head.head.lower_ == "instead":
+        return True
+    # "forgot to lock", "failed to check", "refused to pay"
+    return token.dep_ == "xcomp" and head.lemma_.lower() in lexicon.NEGATING_VERBS and head.lemma_.lower() not in (
+        "stop", "prevent", "avoid")
+
+
+def _subject(verb: Token) -> tuple[Token | None, str]:
+    for c in verb.children:
+        if c.dep_ in ("nsubj", "csubj"):
+            return c, "agent"
+        if c.dep_ == "nsubjpass":
+            return c, "patient"
+    if verb.dep_ in ("conj", "xcomp", "advcl") and verb.head.i != verb.i:
+        if verb.dep_ == "advcl" and not any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children):
+            return None, "agent"
+        return _subject(verb.head)
+    return None, "agent"
+
+
+def _marks(token: Token) -> set[str]:
+    found = set()
+    for c in token.children:
+        if c.dep_ in ("mark", "advmod", "cc", "prep", "aux") and c.i < token.i:
+            found.add(c.lower_)
+            # "so that", "in order to", "as soon as"
+            nxt = [t.lower_ for t in token.doc[c.i: min(c.i + 3, token.i)]]
+            found.add(" ".join(nxt[:2]))
+            found.add(" ".join(nxt[:3]))
+    return found
+
+
+def _is_event_head(t: Token) -> bool:
+    if t.dep_ in _SKIP_DEPS:
+        return False
+    if t.pos_ == "VERB":
+        return True
+    # copular states: "the launch was a disaster", "the soup was cold"
+    return t.pos_ == "AUX" and t.dep_ in ("ROOT", "conj", "advcl", "ccomp") and any(
+        c.dep_ in ("acomp", "attr") for c in t.children)
+
+
+def _nominal(b: _Builder, noun: Token) -> Event:
+    """An event named by a noun ("the storm", "a delay"), with the noun's modifiers for valence."""
+    if noun.i in b.by_token:
+        return b.by_token[noun.i]
+    negated = any(c.lower_ == "no" or c.dep_ == "neg" for c in noun.children)
+    ev = b.event(noun.lemma_, noun, negated, noun.text, [c for c in noun.children if c.dep_ in ("amod", "compound")])
+    for c in noun.children:  # "the failure of the launch" / "the team's mistake"
+        if c.dep_ == "poss":
+            b.role(ev, "agent", c)
+    return ev
+
+
+def _build_sentence(b: _Builder, sent: Span) -> None:
+    heads = [t for t in sent if _is_event_head(t)]
+    sent_events: list[Event] = []
+    for t in heads:
+        lemma = t.lemma_.lower()
+        # frame verbs and cause/prevent/enable verbs with a complement are relations, not events
+        comp = next((c for c in t.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
+        if comp is not None and (lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS) and lemma not in ("stop",):
+            continue
+        if (lemma in CAUSE_VERBS or lemma in PREVENT_VERBS) and _cause_verb(b, t):
+            continue
+        if lemma == "be" or t.pos_ == "AUX":
+            state = next(c for c in t.children if c.dep_ in ("acomp", "attr"))
+            ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}", [state, *state.children])
+        else:
+            objs = [c for c in t.children if c.dep_ in ("dobj", "attr", "oprd", "acomp")]
+            carriers: list[Token] = []
+            if lemma in lexicon.LIGHT_VERBS:
+                carriers += objs
+            carriers += [c for c in t.children if c.dep_ in ("advmod", "acomp", "oprd")]
+            if lemma in lexicon.INVERTING_VERBS:
+                carriers = []
+            ev = b.event(lemma, t, _negated(t), t.text, carriers)
+            if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
+                bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
+                if bad:
+                    ev.valence, ev.sign = ("success", 1) if not ev.negated else ("failure", -1)
+            if ev.action == "other" and lemma in lexicon.LIGHT_VERBS and objs:
+                ev.action = lexicon.action_class(objs[0].lemma_)
+        for c in t.children:
+            if c.dep_ == "dobj":
+                b.role(ev, "patient", c)
+            elif c.dep_ == "dative":
+                b.role(ev, "recipient", c)
+            elif c.dep_ == "agent":
+                b.role(ev, "agent", next((g for g in c.children if g.dep_ == "pobj"), None))
+            elif c.dep_ == "prep" and c.lower_ in ("to", "for") and ev.action in ("give", "help", "communicate"):
+                b.role(ev, "recipient", next((g for g in c.children if g.dep_ == "pobj"), None))
+        subj, srole = _subject(t)  # last, so a later pronoun prefers the subject (centering)
+        b.role(ev, srole, subj)
+        sent_events.append(ev)
+    # relations inside the sentence: discourse cues split it into clauses, the cue says how they relate
+    _relate_clauses(b, sent)
+    for t in heads:
+        found = b.by_token.get(t.i)
+        if found is None:
+            continue
+        ev = found
+        head_ev = _governing_event(b, t)
+        if head_ev is not None:
+            purpose = any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
+            if t.dep_ == "xcomp" and head_ev.lemma in ENABLE_VERBS:
+                b.relate("enables", head_ev, ev)
+            elif purpose and (t.dep_ == "advcl" or (t.dep_ == "acl" and t.head.lower_ == "order")):
+                b.relate("motivates", ev, head_ev)
+            elif t.dep_ in ("conj", "advcl", "xcomp") and t.i > t.head.i:
+                b.relate("precedes", head_ev, ev)
+        for c in t.children:  # "released without review": an omission
+            if c.dep_ == "prep" and c.lower_ == "without":
+                pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
+                if pobj is not None and pobj.i not in b.by_token:
+                    omitted = _nominal(b, pobj)
+                    omitted.action, omitted.text = "omit", f"without {pobj.text}"
+        for c in t.children:  # "failed because of the storm", "was late due to traffic"
+            before = c.doc[c.i - 1].lower_ if c.i > sent.start else ""
+            cue = c.lower_ in _CAUSE_WORDS or (c.lower_ in ("of", "to") and before in _CAUSE_WORDS | {"result"})
+            if c.dep_ in ("prep", "mark", "advmod") and cue:
+                pobj = next((g for g in c.subtree if g.dep_ == "pobj"), None)
+                if pobj is not None:
+                    b.relate("causes", b.by_token.get(pobj.i) or _nominal(b, pobj), ev)
+    events = sorted({id(e): e for e in b.by_token.values() if sent.start <= _token_of(b, e) < sent.end}.values(),
+                    key=lambda e: e.order)
+    if not events:
+        return
+    segments = b.segments
+    first_kind = segments[0][0] if segments else None
+    first = _head_of(b, sent, segments[0][1], segments[0][2]) if segments else events[0]
+    first = first or events[0]
+    if b.last_main is not None:
+        if first_kind in ("result", "seq"):
+            b.relate("causes" if first_kind == "result" else "precedes", b.last_main, first)
+        elif not _linked(b, b.last_main, first):
+            b.relate("precedes", b.last_main, first)
+    last = _head_of(b, sent, segments[-1][1], segments[-1][2]) if segments else None
+    b.last_main = last or events[-1]
+
+
+_CLAUSE_CUES: list[tuple[tuple[str, ...], str]] = sorted(
+    [(tuple(c.split()), k) for k, cues in {
+        "cause": ("because", "since", "as", "cause"),
+        "result": ("so", "and so", "as a result", "and as a result", "as a consequence", "consequently", "therefore",
+                   "thus", "hence", "which is why", "that is why", "this is why", "because of this",
+                   "because of that", "for this reason", "in the end", "eventually", "and therefore"),
+        "purpose": ("so that", "in order to", "in order that"),
+        "earlier": ("after", "once", "when", "as soon as", "following", "whenever"),
+        "later": ("before", "until", "till"),
+        "seq": ("then", "and then", "later", "afterwards", "afterward", "next", "finally", "but", "yet", "and",
+                "so then", "soon", "but then"),
+        "contrast": ("although", "though", "even though", "despite", "while", "whereas", "even if", "if", "unless"),
+    }.items() for c in cues],
+    key=lambda x: -len(x[0]),
+)
+_AMBIGUOUS = {"as", "since", "so", "when", "after", "before", "then", "and", "but", "yet", "while", "once",
+              "next", "later", "soon", "until", "till", "following", "finally", "eventually", "if"}
+
+
+def _segments(b: _Builder, sent: Span) -> list[tuple[str, int, int]]:
+    """(cue kind, start, end) clauses of a sentence; the first clause's kind is `main` unless a cue opens it."""
+    words = [t.lower_ for t in sent]
+    cuts: list[tuple[int, str]] = []
+    i = 0
+    while i < len(sent):
+        tok = sent[i]
+        found = None
+        for cue, kind in _CLAUSE_CUES:
+            if tuple(words[i:i + len(cue)]) == cue:
+                found = (cue, kind)
+                break
+        if found is None:
+            i += 1
+            continue
+        cue, kind = found
+        nxt = sent[i + len(cue)] if i + len(cue) < len(sent) else None
+        ok = nxt is not None and nxt.lower_ != "of" or cue[-1] == "this" or cue[-1] == "that"
+        if ok and cue[0] in _AMBIGUOUS and len(cue) == 1:
+            # a clause cue, not "as the chef", "so good", "the day after", "bread and butter"
+            ok = tok.dep_ in ("mark", "advmod", "cc", "prep", "conj") and tok.pos_ in ("SCONJ", "CCONJ", "ADV", "ADP")
+            if ok and cue[0] in ("and", "but", "yet"):
+                ok = tok.head.pos_ in ("VERB", "AUX") and any(
+                    t.pos_ in ("VERB", "AUX") and t.dep_ not in ("aux", "auxpass") for t in sent[i + 1:])
+                ok = ok and (nxt is not None and nxt.pos_ not in ("VERB",) or nxt is None)
+            if ok and cue[0] in ("after", "before", "until", "till", "following", "since", "as"):
+                ok = any(c.pos_ in ("VERB", "AUX") or c.dep_ in ("pcomp",) for c in [tok.head, *tok.children]) and (
+                    tok.dep_ == "mark" or tok.pos_ == "SCONJ" or any(c.dep_ == "pcomp" for c in tok.children))
+        if ok:
+            cuts.append((i, kind))
+            i += len(cue)
+        else:
+            i += 1
+    segs: list[tuple[str, int, int]] = []
+    bounds = [(0, "main")] + [(c, k) for c, k in cuts if c > 0]
+    if cuts and cuts[0][0] == 0:
+        bounds[0] = (0, cuts[0][1])
+        # a sentence-opening subordinate clause ends at its first comma: "Because X, Y"
+        if cuts[0][1] in ("cause", "earlier", "later", "purpose", "contrast"):
+            comma = next((j for j in range(1, len(sent)) if words[j] == "," and
+                          all(j < c for c, _ in cuts[1:])), None)
+            if comma is not None:
+                bounds.append((comma, "main"))
+                bounds.sort()
+    for n, (start, kind) in enumerate(bounds):
+        end = bounds[n + 1][0] if n + 1 < len(bounds) else len(sent)
+        segs.append((kind, sent.start + start, sent.start + end))
+    for n in range(1, len(segs)):
+        prev, cur = segs[n - 1], segs[n]
+        a, c = _head_of(b, sent, prev[1], prev[2]), _head_of(b, sent, cur[1], cur[2])
+        if a is None or c is None:
+            continue
+        kind = cur[0]
+        if kind == "main":
+            kind = {"cause": "cause", "earlier": "earlier", "later": "later", "purpose": "purpose"}.get(prev[0], "")
+            a, c = c, a  # the opening clause plays the role the cue gives it relative to the main clause
+        if kind == "cause":
+            b.relate("causes", c, a)
+        elif kind == "result":
+            b.relate("causes", a, c)
+        elif kind == "purpose":
+            b.relate("motivates", c, a)
+        elif kind == "earlier":
+            b.relate("precedes", c, a)
+        elif kind in ("later", "seq"):
+            b.relate("precedes", a, c)
+    return segs
+
+
+def _relate_clauses(b: _Builder, sent: Span) -> None:
+    b.segments = _segments(b, sent)
+
+
+def _linked(b: _Builder, x: Event, y: Event) -> bool:
+    return any({r[1], r[2]} == {x.id, y.id} for r in b.ep.relations)
+
+
+def _token_of(b: _Builder, ev: Event) -> int:
+    return next(i for i, e in b.by_token.items() if e is ev)
+
+
+def _head_of(b: _Builder, sent: Span, start: int, end: int) -> Event | None:
+    """The event of a clause that sits highest in the parse (fewest steps to the sentence root)."""
+    best: tuple[int, int, Event] | None = None
+    for i, ev in b.by_token.items():
+        if start <= i < end and sent.start <= i < sent.end:
+            depth, t = 0, sent.doc[i]
+            while t.head.i != t.i and depth < 50:
+                t, depth = t.head, depth + 1
+            if best is None or (depth, i) < best[:2]:
+                best = (depth, i, ev)
+    return best[2] if best else None
+
+
+def _governing_event(b: _Builder, t: Token) -> Event | None:
+    h = t.head
+    while h.head.i != h.i and h.i not in b.by_token:
+        h = h.head
+    return b.by_token.get(h.i)
+
+
+def _cause_verb(b: _Builder, verb: Token) -> bool:
+    """`X caused / led to / resulted in / prevented Y`: a relation between two events, not an event.
+
+    Only when X is a thing or an event ("the storm caused", "this led to", ", causing ..."); a person who
+    prevents something did something, which stays an event. True if handled."""
+    subj = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    obj = next((c for c in verb.children if c.dep_ == "dobj"), None)
+    kind = "prevents" if verb.lemma_.lower() in PREVENT_VERBS else "causes"
+    if subj is None and verb.dep_ in ("advcl", "conj", "xcomp") and obj is not None and kind == "causes":
+        cause_ev = _governing_event(b, verb)  # "the pipe burst, causing a flood"
+        if cause_ev is None and verb.head.pos_ == "NOUN":
+            cause_ev = _nominal(b, verb.head)
+        if cause_ev is not None:
+            effect_ev = b.by_token.get(obj.i) or _nominal(b, obj)
+            b.relate("causes", cause_ev, effect_ev)
+            b.by_token[verb.i] = effect_ev
+            return True
+    if obj is None:
+        prep = next((c for c in verb.children if c.dep_ == "prep" and c.lower_ in ("to", "in")), None)
+        obj = next((g for g in prep.children if g.dep_ in ("pobj", "pcomp")), None) if prep is not None else None
+    if subj is None or obj is None:
+        return False
+    if subj.lower_ in ("this", "that", "which", "it") and b.last_main is not None:
+        cause: Event | None = b.last_main
+        if subj.lower_ == "which" and verb.dep_ == "relcl":
+            cause = _governing_event(b, verb) or b.last_main
+    elif subj.pos_ == "NOUN" and lexicon.NOUN_TYPES.get(subj.lemma_.lower()) not in ("person", "group", "animal"):
+        cause = _nominal(b, subj)
+    else:
+        return False
+    effect = b.by_token.get(obj.i) or _nominal(b, obj)
+    b.relate(kind, cause, effect)
+    b.by_token[verb.i] = effect
+    return True
+
+
+def episode_of(doc: Doc | Span) -> Episode:
+    """The episode told by a parsed text (a Doc or a sentence Span)."""
+    b = _Builder()
+    sents = list(doc.sents) if hasattr(doc, "sents") else [doc]
+    for sent in sents:
+        _build_sentence(b, sent)
+    return b.ep

@@ -1,0 +1,79 @@
+"""Structures for texts: parse with spaCy (batched), build the episode, and store it with its features.
+
+A structure is the JSON object kept in the record store's `structure` column:
+`{"version", "extractor", "graph", "features", "self"}` where `graph` is the episode, `features` the
+MAC-stage vector and `self` the episode's self-match (the mapper's normaliser), computed once at write time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from engine import config
+from engine.analogy.features import features_of
+from engine.analogy.graph import GRAPH_VERSION, Episode, merge
+from engine.analogy.mapping import self_score
+from engine.analogy.roles import episode_of
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span
+
+# Store meta key naming the extractor that wrote a store's structures, so cues are read the same way.
+EXTRACTOR_META_KEY = "structure_extractor"
+
+
+class StructureExtractor(Protocol):
+    name: str
+
+    def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        """One structure per text, each with at least a `features` list."""
+        ...
+
+
+def structure_of(ep: Episode, extractor: str = "episode") -> dict[str, Any]:
+    return {
+        "version": GRAPH_VERSION,
+        "extractor": extractor,
+        "graph": ep.to_json(),
+        "features": features_of(ep),
+        "self": round(self_score(ep), 4),
+    }
+
+
+def structure_of_span(span: Span) -> dict[str, Any]:
+    """The structure of one parsed sentence or clause (used by document ingestion)."""
+    return structure_of(episode_of(span))
+
+
+def merged_structure(structures: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """A whole document as one episode: its propositions' episodes in order."""
+    return structure_of(merge([Episode.from_json(s.get("graph")) for s in structures]))
+
+
+def episode(structure: dict[str, Any]) -> Episode:
+    return Episode.from_json(structure.get("graph"))
+
+
+class EpisodeExtractor:
+    """Episode graphs from spaCy's parse. spaCy is loaded on the first call; texts are parsed in batches."""
+
+    name = "episode"
+
+    def __init__(self, batch_size: int = config.SPACY_BATCH_SIZE) -> None:
+        self.batch_size = batch_size
+
+    def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        from engine.ingest.nlp import load
+
+        nlp = load()
+        return [structure_of(episode_of(doc)) for doc in nlp.pipe(list(texts), batch_size=self.batch_size)]
+
+
+def extractor_named(name: str | None) -> StructureExtractor:
+    """The extractor a store was written with: `bag` (the old feature bag, for comparisons), else episodes."""
+    if name == "bag":
+        from engine.analogy.bag import LexicalStructureExtractor
+
+        return LexicalStructureExtractor()
+    return EpisodeExtractor()

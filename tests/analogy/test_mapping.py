@@ -1,0 +1,82 @@
+"""The mapper on hand-built episodes: no parser involved, so these pin down the mapping rules alone."""
+
+from __future__ import annotations
+
+from engine.analogy.graph import Episode, Event, Participant, merge
+from engine.analogy.mapping import map_episodes, self_score
+
+
+def story(*events: tuple[str, str, bool, int], relations: tuple[tuple[str, int, int], ...] = (),
+          agent: str | None = None) -> Episode:
+    """Events as (lemma, action class, negated, sign); relations as (kind, index, index)."""
+    ep = Episode()
+    for n, (lemma, action, negated, sign) in enumerate(events):
+        valence = {1: "success", -1: "failure"}.get(sign)
+        ep.events.append(Event(f"e{n}", lemma, action, negated, n, valence, sign, lemma))
+    ep.relations = [(k, f"e{a}", f"e{b}") for k, a, b in relations]
+    if agent:
+        ep.participants.append(Participant("p0", agent, agent))
+        ep.roles = [(e.id, "agent", "p0") for e in ep.events]
+    return ep
+
+
+SKIP = ("skip", "omit", False, 0)
+CUT = ("cut", "omit", False, 0)
+FAIL = ("fail", "fail", False, -1)
+COLLAPSE = ("collapse", "fail", False, -1)
+CUE = story(SKIP, FAIL, relations=(("causes", 0, 1),), agent="organisation")
+
+
+def test_isomorphic_episodes_map_fully() -> None:
+    other = story(CUT, COLLAPSE, relations=(("causes", 0, 1),), agent="person")
+    m = map_episodes(CUE, other)
+    assert [(a, b) for a, b, _ in m.events] == [("e0", "e0"), ("e1", "e1")]
+    assert [r[0] for r in m.relations] == ["causes"]
+    assert m.participants == [("p0", "p0", "agent")]
+    assert 0.8 < m.score <= 1.0
+    assert map_episodes(CUE, CUE).score == 1.0
+
+
+def test_a_mapped_cause_counts_more_than_isolated_events() -> None:
+    related = story(CUT, COLLAPSE, relations=(("causes", 0, 1),))
+    isolated = story(CUT, COLLAPSE)
+    assert map_episodes(CUE, related).score > map_episodes(CUE, isolated).score + 0.2
+
+
+def test_reversed_causal_order_loses_the_relation() -> None:
+    true = story(CUT, COLLAPSE, relations=(("causes", 0, 1),))
+    reversed_ = story(CUT, COLLAPSE, relations=(("causes", 1, 0),))
+    m = map_episodes(CUE, reversed_)
+    assert m.relations == []  # the cause cannot map without mapping an omission onto a failure
+    assert map_episodes(CUE, true).score > m.score
+
+
+def test_negated_and_opposite_valence_events_do_not_map() -> None:
+    negated = story(("skip", "omit", True, 0), ("fail", "fail", False, -1), relations=(("causes", 0, 1),))
+    succeeded = story(("test", "prepare", False, 0), ("avoid", "prevent", False, 1), relations=(("causes", 0, 1),))
+    assert ("e0", "e0") not in [(a, b) for a, b, _ in map_episodes(CUE, negated).events]
+    m = map_episodes(CUE, succeeded)
+    assert m.relations == [] and all(s < 0.5 for _, _, s in m.events)
+    assert m.score < 0.25
+
+
+def test_partial_mapping_scores_between() -> None:
+    longer = story(("open", "start", False, 0), CUT, COLLAPSE, relations=(("precedes", 0, 2), ("causes", 1, 2)))
+    m = map_episodes(CUE, longer)
+    assert ("e0", "e1") in [(a, b) for a, b, _ in m.events] and [r[0] for r in m.relations] == ["causes"]
+    assert 0.4 < m.score < 1.0
+
+
+def test_mapping_is_one_to_one_and_empty_is_zero() -> None:
+    doubled = story(FAIL, COLLAPSE, SKIP)
+    m = map_episodes(CUE, doubled)
+    assert len({b for _, b, _ in m.events}) == len(m.events) == 2
+    assert map_episodes(CUE, Episode()).score == 0.0 and self_score(Episode()) == 0.0
+
+
+def test_merged_episodes_keep_order_and_json_round_trips() -> None:
+    whole = merge([CUE, story(("recover", "succeed", False, 1))])
+    assert [e.order for e in whole.events] == [0, 1, 2]
+    assert ("precedes", whole.events[1].id, whole.events[2].id) in whole.relations
+    assert Episode.from_json(whole.to_json()) == whole
+    assert whole.to_networkx().number_of_nodes() == 4

@@ -1,0 +1,60 @@
+"""Extraction with the real spaCy model: discourse cues, negation, passive voice, pronouns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def rels(ep: Any) -> set[tuple[str, str, str]]:
+    """Relations as (kind, from lemma, to lemma)."""
+    lemma = {e.id: e.lemma for e in ep.events}
+    return {(k, lemma[a], lemma[b]) for k, a, b in ep.relations}
+
+
+@pytest.mark.parametrize("text", [
+    "The release crashed because the team skipped testing.",
+    "Because the team skipped testing, the release crashed.",
+    "The team skipped testing, so the release crashed.",
+    "The team skipped testing. As a result, the release crashed.",
+    "Testing was skipped by the team and as a result the release crashed.",
+])
+def test_cause_cues_give_the_same_direction(extract: Any, text: str) -> None:
+    assert ("causes", "skip", "crash") in rels(extract(text))
+
+
+def test_because_of_a_noun_makes_an_event(extract: Any) -> None:
+    ep = extract("The harvest failed because of the drought.")
+    assert ("causes", "drought", "fail") in rels(ep)
+
+
+def test_but_then_and_after_order_events(extract: Any) -> None:
+    planned = extract("They planned the trip carefully, but the bridge collapsed.")
+    assert ("precedes", "plan", "collapse") in rels(planned)
+    assert ("precedes", "hit", "die") in rels(extract("After the storm hit, the crops died."))
+
+
+def test_purpose_motivates(extract: Any) -> None:
+    assert ("motivates", "pass", "study") in rels(extract("He studied every night in order to pass the exam."))
+
+
+def test_negation_folds_into_the_action(extract: Any) -> None:
+    (did_not,) = extract("The team did not test the code.").events
+    assert did_not.action == "omit" and not did_not.negated
+    (not_skipped,) = extract("The team did not skip testing.").events
+    assert not_skipped.action == "prepare"
+    (forgot,) = [e for e in extract("She forgot to lock the door.").events if e.lemma == "lock"]
+    assert forgot.negated
+    avoided = extract("The launch avoided the problems.").events[0]
+    assert avoided.sign == 1  # avoiding problems is good news
+    assert extract("The engine did not fail.").events[0].sign == 1
+
+
+def test_passive_subject_is_the_patient_and_pronouns_resolve(extract: Any) -> None:
+    ep = extract("The dog was bitten by the snake. It ran home.")
+    types = {p.id: p.type for p in ep.participants}
+    roles = {(r, types[p]) for e, r, p in ep.roles if e == ep.events[0].id}
+    assert roles == {("patient", "animal"), ("agent", "animal")}  # "by the snake" is the agent
+    dog = next(p for e, r, p in ep.roles if r == "patient")
+    assert (ep.events[1].id, "agent", dog) in ep.roles  # "it" is the dog, the previous sentence's subject
