@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from engine.api import REQUESTS, parse_request
+from engine.errors import StoreError
 from engine.facade import MemoryEngine
 from interfaces.auth import AuthenticationError, KeyRing
 
@@ -93,7 +94,17 @@ class HebbsService:
         """Parse `payload` as the request of `op`, run it under the right lock, and return the response."""
         request = parse_request(op, payload)
         with self.writing() if op in WRITE_OPERATIONS else self._lock.reading():
+            if self._closed:
+                raise StoreError("the server is shutting down; retry against its successor")
             return self.engine.handle(request)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold a reader's share: for a read made outside `call` (the entity list)."""
+        with self._lock.reading():
+            if self._closed:
+                raise StoreError("the server is shutting down; retry against its successor")
+            yield
 
     @contextmanager
     def writing(self) -> Iterator[None]:

@@ -109,7 +109,10 @@ def start_grpc(service: HebbsService, host: str, port: int) -> grpc.Server:
     pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
     pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    bound = server.add_insecure_port(address)
+    try:
+        bound = server.add_insecure_port(address)
+    except RuntimeError:  # newer grpcio raises instead of returning 0
+        bound = 0
     if bound == 0:
         raise ListenError(f"cannot listen for gRPC on {address} (port in use?)")
     server.start()

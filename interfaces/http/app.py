@@ -229,7 +229,8 @@ def create_app(service: HebbsService) -> FastAPI:
     @app.get("/v1/entities", tags=["graph"], dependencies=guarded)
     def entities() -> dict[str, Any]:
         """Entity ids that have memories on a timeline."""
-        names = service.engine.entities()
+        with service.reading():
+            names = service.engine.entities()
         return {"entities": names, "count": len(names)}
 
     @app.get("/v1/stats", tags=["graph"], dependencies=guarded)

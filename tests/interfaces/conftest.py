@@ -106,6 +106,7 @@ class InProcess:
     rest: str
     grpc: str
     service: HebbsService
+    shutdown: Callable[[], None]  # what `hebbs serve` does on SIGTERM: drain HTTP, stop gRPC, close the engine
 
 
 @pytest.fixture
@@ -136,7 +137,7 @@ def in_process(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterato
             service.close()
 
         stops.append(stop)
-        return InProcess(f"http://127.0.0.1:{port}", f"127.0.0.1:{grpc_port}", service)
+        return InProcess(f"http://127.0.0.1:{port}", f"127.0.0.1:{grpc_port}", service, stop)
 
     yield start
     for stop in reversed(stops):
