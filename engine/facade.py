@@ -9,9 +9,13 @@ builds its request with the same `parse`, so validation is identical everywhere.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import os
+import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +51,7 @@ from engine.api.responses import (
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import AmbiguousMemoryIdError, HebbsError, MemoryNotFoundError, StoreError, ValidationError
 from engine.index.graph import Reached
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
@@ -67,6 +71,41 @@ if TYPE_CHECKING:
     from engine.ingest.summary import IndexSummary
 
 Response = Any  # each request's response type: see `MemoryEngine.handle`
+
+
+class _NoOwner:
+    """What a read-only engine holds instead of the data dir's lock."""
+
+    def release(self) -> None:
+        return None
+
+
+@contextmanager
+def store_errors() -> Iterator[None]:
+    """Disk, permission and database failures (SQLite, OS, Chroma) become one-line `StoreError`s."""
+    try:
+        yield
+    except HebbsError:
+        raise
+    except (sqlite3.Error, OSError) as exc:
+        raise _store_error(exc) from exc
+    except Exception as exc:
+        if type(exc).__module__.startswith("chromadb"):  # the vector index could not read or write
+            raise _store_error(exc) from exc
+        raise
+
+
+def _store_error(exc: BaseException) -> StoreError:
+    """A disk, permission or database failure as one line: what the data dir could not do, and why."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    lowered = text.lower()
+    if "readonly" in lowered or "read-only" in lowered or isinstance(exc, PermissionError):
+        reason = "the data directory is read-only or not permitted for this user"
+    elif "full" in lowered or getattr(exc, "errno", None) == errno.ENOSPC:
+        reason = "the disk is full"
+    else:
+        reason = "the data directory could not be used"
+    return StoreError(f"{reason}: {text[:200]}")
 
 
 class MemoryEngine:
@@ -90,7 +129,10 @@ class MemoryEngine:
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
-            self._owner = DataDirLock(self.data_dir).acquire()
+            # A folder this process cannot write is opened for reading only and owns nothing.
+            self._owner = (
+                DataDirLock(self.data_dir).acquire() if os.access(self.data_dir, os.W_OK) else _NoOwner()
+            )
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
@@ -159,7 +201,8 @@ class MemoryEngine:
             handler = self._handlers[type(request)]
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
-        return handler(request)
+        with store_errors():
+            return handler(request)
 
     # --- writes ----------------------------------------------------------------------------------------
     def remember(self, content: str, **fields: Any) -> Memory:
@@ -178,7 +221,8 @@ class MemoryEngine:
     ) -> list[Memory]:
         """Store a batch atomically: all are validated first, embedded in batches, committed together."""
         request = RememberManyRequest.parse({"items": items})
-        return self._writer.remember(request.items, progress)
+        with store_errors():
+            return self._writer.remember(request.items, progress)
 
     def add_edge(self, source: str, target: str, type: EdgeType | str, confidence: float = 1.0, **attrs: Any) -> Edge:
         return self.add_edges([{"source": source, "target": target, "type": type, "confidence": confidence,
@@ -207,7 +251,8 @@ class MemoryEngine:
         `llm` or an `Extractor` instance."""
         instance = extractor if extractor is not None and not isinstance(extractor, str) else None
         request = IngestRequest.parse({"paths": list(paths), "extractor": None if instance else extractor})
-        return self._ingest(request.paths, progress, instance or request.extractor)
+        with store_errors():
+            return self._ingest(request.paths, progress, instance or request.extractor)
 
     def _ingest(
         self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None, extractor: Extractor | str | None
@@ -357,7 +402,8 @@ class MemoryEngine:
 
     def stats(self) -> dict[str, int]:
         """Counts from each store; `vector_index` is read from Chroma itself so a mismatch would show."""
-        return self._stats().to_dict()
+        with store_errors():
+            return self._stats().to_dict()
 
     def _stats(self) -> StatsResponse:
         return StatsResponse(

@@ -133,8 +133,15 @@ class Indexes:
         """After a commit: upsert vectors (then mark them synced) and update the built in-memory indexes."""
         if records:
             ids = [r.memory.id for r in records]
-            self.vectors.upsert(ids, np.stack([r.embedding for r in records]))
-            self._store.mark_synced(ids)
+            try:
+                self.vectors.upsert(ids, np.stack([r.embedding for r in records]))
+                self._store.mark_synced(ids)
+            except Exception as exc:  # noqa: BLE001 - after the durable point nothing may report failure
+                # The records are committed (durable) and still marked unsynced: the next open of the vector
+                # index upserts them. Telling the caller the write failed would make it retry: duplicates.
+                log.warning("vector index not updated (%s); it is reconciled when next opened", exc)
+                with self._lock:
+                    self._vectors = None
         with self._lock:
             for r in records:
                 m = r.memory
@@ -164,8 +171,13 @@ class Indexes:
         """After a committed delete: remove from the vector index (clearing the pending marks) and the rest."""
         if not ids:
             return
-        self.vectors.delete(ids)
-        self._store.clear_pending_deletes(ids)
+        try:
+            self.vectors.delete(ids)
+            self._store.clear_pending_deletes(ids)
+        except Exception as exc:  # noqa: BLE001 - the delete is committed; pending marks finish it on reopen
+            log.warning("vector index not updated after a delete (%s); it is reconciled when next opened", exc)
+            with self._lock:
+                self._vectors = None
         with self._lock:
             for index in (self._timeline, self._structures):
                 if index is not None:

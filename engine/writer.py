@@ -9,6 +9,7 @@ half-visible (recall only returns ids the record store holds).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -27,6 +28,8 @@ from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store.records import MemoryRecord, RecordStore
 
 Progress = Callable[[int, int], None]  # (done, total)
+
+log = logging.getLogger(__name__)
 
 
 class Writer:
@@ -179,5 +182,8 @@ class Writer:
         deleted = self.store.delete(ids, erase=erase)
         self.indexes.drop(deleted)
         if erase and deleted:
-            self.indexes.erase(vectors)
+            try:
+                self.indexes.erase(vectors)
+            except Exception as exc:  # noqa: BLE001 - committed: the erase mark finishes it on the next open
+                log.warning("erasure of the vector index's files deferred to the next open: %s", exc)
         return deleted

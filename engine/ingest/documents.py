@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
@@ -80,7 +81,12 @@ def discover(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, str]], list[
             root = path.resolve()
             roots.append(root)
             for file in _walk(root):
-                found.setdefault(file, f"{root.name}/{file.relative_to(root).as_posix()}")
+                display = f"{root.name}/{file.relative_to(root).as_posix()}"
+                if file.is_symlink() and not _inside(file, root):
+                    # Links are never followed out of an indexed folder: it could expose any readable file.
+                    skipped.append(Skipped(display, "a link to outside the indexed folder (not followed)"))
+                    continue
+                found.setdefault(file, display)
         elif path.is_file() or path.is_symlink():
             display = path.name
             if path.name.lower() in config.INGEST_SKIPPED_NAMES:
@@ -92,6 +98,13 @@ def discover(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, str]], list[
         else:
             skipped.append(Skipped(str(raw), "no such file or folder"))
     return sorted(found.items()), skipped, roots
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a link loop
+        return False
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -107,7 +120,10 @@ def _walk(root: Path) -> Iterator[Path]:
 def read_document(path: Path, display: str) -> SourceDocument | Skipped:
     """Read and segment one file, or say why it cannot be indexed."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read forever; devices, sockets: no text
+            return Skipped(display, "not a regular file")
+        size = info.st_size
         if size > config.INGEST_MAX_FILE_BYTES:
             limit = config.INGEST_MAX_FILE_BYTES / 1024 / 1024
             return Skipped(display, f"too large ({size / 1024 / 1024:.1f} MB; the limit is {limit:g} MB)")
@@ -134,6 +150,8 @@ def read_document(path: Path, display: str) -> SourceDocument | Skipped:
             doc = _read_text(path, display, text, content_hash, mtime)
     except _Unusable as exc:
         return Skipped(display, str(exc))
+    except (RecursionError, ValueError) as exc:  # e.g. JSON nested 100,000 deep: skip the file, not the run
+        return Skipped(display, f"cannot be parsed ({type(exc).__name__})")
     doc.blocks = [piece for block in doc.blocks for piece in _bounded(block)]
     if not any(b.text.strip() for b in doc.blocks):
         return Skipped(display, "no text to index")

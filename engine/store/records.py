@@ -9,6 +9,7 @@ between the two stores is repaired on the next open.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -107,9 +108,13 @@ class MemoryRecord:
 class RecordStore:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.RLock()
+        self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+        if self.read_only:
+            self._conn = _open_read_only(path)
+            return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._lock = threading.RLock()
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
@@ -569,6 +574,20 @@ class RecordStore:
 
     def count_entities(self) -> int:
         return int(self._query("SELECT count(DISTINCT entity_id) FROM memories WHERE entity_id IS NOT NULL")[0][0])
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A store this process may not write (a read-only folder or file): opened for reading only. A WAL
+    database needs its -shm file or a writable folder; without either it is opened as immutable (no one
+    can be writing a file in a folder nobody may write)."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        conn.execute("SELECT count(*) FROM meta").fetchone()
+        return conn
+    except sqlite3.Error:
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False,
+                               isolation_level=None)
 
 
 def _string_list(text: str | None) -> list[str]:

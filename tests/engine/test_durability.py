@@ -73,11 +73,13 @@ def test_crash_between_commit_and_vector_write_is_repaired_on_open(
             "upsert",
             lambda self, ids, embeddings: (_ for _ in ()).throw(RuntimeError("simulated crash")),
         )
-        with pytest.raises(RuntimeError):
-            eng.remember_many([NewMemory("committed, not yet in chroma", entity_id="x")])
+        # Committed is durable: a vector-index failure after that is not reported as a failed write (the
+        # caller would retry and duplicate it); the index catches up when next opened.
+        stored = eng.remember_many([NewMemory("committed, not yet in chroma", entity_id="x")])
+        assert [m.content for m in stored] == ["committed, not yet in chroma"]
         monkeypatch.undo()
         assert eng.stats()["memories"] == 2
-        assert eng.stats()["vector_index"] == 1
+        assert eng.stats()["vector_index"] == 2  # reopened and reconciled on next use
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
         assert eng.stats() == {"memories": 2, "vector_index": 2, "edges": 0, "entities": 1}
         assert eng.recall("committed but not yet in chroma", top_k=1)[0].memory.content.startswith("committed")
@@ -92,8 +94,7 @@ def test_forget_interrupted_before_chroma_is_finished_on_open(
         monkeypatch.setattr(
             VectorIndex, "delete", lambda self, ids: (_ for _ in ()).throw(RuntimeError("simulated crash"))
         )
-        with pytest.raises(RuntimeError):
-            eng.forget([gone.id])
+        assert eng.forget([gone.id]) == [gone.id]  # committed: reported as done, Chroma finishes on reopen
         monkeypatch.undo()
         # The record store already forgot it: recall never shows it, even though Chroma still has it.
         assert gone.id not in {r.memory.id for r in eng.recall("to be forgotten", top_k=5)}

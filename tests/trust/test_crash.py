@@ -1,0 +1,117 @@
+"""kill -9 during writes and during indexing: no acknowledged write is lost, the store reopens consistent
+(its vector index matches the record store), and the dead owner's lock does not outlive it.
+
+Children come from a fork server that imported the engine once, so each trial costs a fork, not an
+interpreter start; the parent never opens Chroma before the last trial.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine import MemoryEngine
+from engine.store.records import RecordStore
+from tests.trust.crash_worker import HashEmbedder, index_until_killed, write_until_killed
+
+WRITE_TRIALS = 16
+INDEX_TRIALS = 6
+
+
+@pytest.fixture(scope="module")
+def forkserver() -> Iterator[multiprocessing.context.BaseContext]:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["engine.facade", "chromadb", "tests.trust.crash_worker"])
+    yield context
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.01)
+
+
+def _acknowledged(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    text = path.read_text()
+    return [line for line in text.split("\n")[: text.count("\n")] if line]  # complete lines only
+
+
+def test_kill_9_during_writes_loses_no_acknowledged_write(
+    tmp_path: Path, forkserver: multiprocessing.context.BaseContext
+) -> None:
+    data = tmp_path / "data"
+    rng = random.Random(14)
+    acknowledged: set[str] = set()
+    for trial in range(WRITE_TRIALS):
+        ack = tmp_path / f"ack-{trial}.txt"
+        wanted = rng.randint(1, 40)
+        child = forkserver.Process(target=write_until_killed, args=(str(data), str(ack), trial))
+        child.start()
+        _wait_for(lambda ack=ack, wanted=wanted, child=child: len(_acknowledged(ack)) >= wanted  # type: ignore[misc]
+                  or not child.is_alive())
+        time.sleep(rng.random() * 0.05)  # land anywhere inside the next write
+        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        child.join()
+        assert child.exitcode == -signal.SIGKILL
+        ids = _acknowledged(ack)
+        assert len(ids) >= wanted
+        acknowledged.update(ids)
+        store = RecordStore(data / "records.sqlite3")
+        try:
+            assert store.existing(sorted(acknowledged)) == acknowledged, f"trial {trial} lost a write"
+        finally:
+            store.close()
+    with MemoryEngine(data, embedder=HashEmbedder()) as engine:  # the dead owners' locks are gone
+        stats = engine.stats()
+        assert stats["memories"] == stats["vector_index"] >= len(acknowledged)
+        assert engine.recall("trial 0 memory 0", top_k=1)[0].memory.content == "trial 0 memory 0"
+    print(f"{WRITE_TRIALS} kill -9 trials during writes: {len(acknowledged)} acknowledged, 0 lost")
+
+
+def test_kill_9_during_indexing_keeps_the_store_usable(
+    tmp_path: Path, forkserver: multiprocessing.context.BaseContext
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"2026-01-{i % 28 + 1:02d}-note-{i}.md").write_text(
+            f"# Note {i}\n\nThe vendor Acme{i} renewed contract {i} because the price fell.\n"
+            f"Dana Whitfield approved renewal {i} the next day.\n"
+        )
+    data = tmp_path / "data"
+    rng = random.Random(41)
+    for trial in range(INDEX_TRIALS):
+        ack = tmp_path / f"index-{trial}.txt"
+        child = forkserver.Process(target=index_until_killed, args=(str(data), str(folder), str(ack)))
+        child.start()
+        _wait_for(lambda ack=ack, child=child: ack.exists() or not child.is_alive())  # type: ignore[misc]
+        time.sleep(rng.uniform(0.2, 4.0))  # not a wait for a condition: the kill lands at a random moment
+        finished = "finished" in ack.read_text()
+        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        child.join()
+        store = RecordStore(data / "records.sqlite3")
+        try:
+            assert store.count() >= 0  # opens, and is not corrupt
+            assert store.read("PRAGMA integrity_check")[0][0] == "ok"
+        finally:
+            store.close()
+        if finished:
+            break
+    with MemoryEngine(data, embedder=HashEmbedder()) as engine:
+        summary = engine.ingest([folder])  # a rerun completes what the killed runs left
+        stats = engine.stats()
+        assert summary.documents == 40
+        assert stats["memories"] == stats["vector_index"]
+        documents = engine.list_memories(kind="document", limit=100)
+        assert len(documents) == 40

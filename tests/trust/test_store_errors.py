@@ -1,0 +1,85 @@
+"""A full disk and a read-only data dir, on a real small tmpfs (skipped where mounting is not allowed):
+one-line StoreErrors, no acknowledged write lost, no stored write reported as failed, reads still work."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine import MemoryEngine
+from engine.errors import StoreError
+from engine.store.records import RecordStore
+from interfaces.cli import main
+from tests.trust.crash_worker import HashEmbedder
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    done = _run("mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount))
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip() or 'mount failed'})")
+    try:
+        yield mount
+    finally:
+        _run("umount", "-l", str(mount))
+
+
+def test_a_full_disk_is_a_store_error_and_loses_nothing_acknowledged(tmpfs: Path) -> None:
+    data = tmpfs / "data"
+    acknowledged: list[str] = []
+    failure: StoreError | None = None
+    with MemoryEngine(data, embedder=HashEmbedder()) as engine:
+        for n in range(2000):
+            try:
+                batch = engine.remember_many([{"content": f"filling the disk {n} {'x' * 2000} {j}"} for j in range(20)])
+            except StoreError as exc:
+                failure = exc
+                break
+            acknowledged.extend(m.id for m in batch)
+        assert failure is not None, "the 3 MB disk never filled"
+        assert "\n" not in str(failure) and "disk is full" in str(failure)
+        found = engine.get_many(acknowledged)
+        assert len(found) == len(acknowledged)  # every acknowledged write is readable
+        assert engine.list_page(limit=1).total == len(acknowledged)  # and the failed one left nothing behind
+
+
+def test_a_read_only_store_can_be_read_not_written(tmpfs: Path) -> None:
+    written = tmpfs / "data"
+    with MemoryEngine(written, embedder=HashEmbedder()) as engine:
+        kept = engine.remember("The cooling fan of rack 7 was replaced.", entity_id="rack-7")
+    data = tmpfs.parent / "read-only-view"  # the same files through a read-only bind mount
+    data.mkdir()
+    assert _run("mount", "--bind", str(written), str(data)).returncode == 0
+    try:
+        assert _run("mount", "-o", "remount,bind,ro", str(data)).returncode == 0
+        _read_only_checks(data, kept.id, kept.content)
+    finally:
+        _run("umount", "-l", str(data))
+
+
+def _read_only_checks(data: Path, kept_id: str, content: str) -> None:
+    with MemoryEngine(data, embedder=HashEmbedder()) as engine:
+        assert engine.get(kept_id).content == content
+        assert [m.id for m in engine.list_memories(entity_id="rack-7")] == [kept_id]
+        with pytest.raises(StoreError) as raised:
+            engine.remember("Another memory.")
+        assert "read-only" in str(raised.value) and "\n" not in str(raised.value)
+    result = CliRunner().invoke(main, ["--data-dir", str(data), "get", kept_id, "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    result = CliRunner().invoke(main, ["--data-dir", str(data), "forget", kept_id])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "read-only" in result.stderr
+    store = RecordStore(data / "records.sqlite3")
+    try:
+        assert store.read_only and store.existing([kept_id]) == {kept_id}
+    finally:
+        store.close()
