@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report bench-quick bench-serve
+.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -28,3 +28,9 @@ bench-quick: setup
 # What serving costs (REST, gRPC) and what a Chroma server costs, next to the in-process engine: docs/scaling.md.
 bench-serve: setup
 	$(BENCH_PY) -m benchmarks.bench_serve $(BENCH_ARGS)
+
+# Analogical recall quality (issue 11): true-above-false, MRR and top-1 on benchmarks/analogy/ -> results/analogy.json.
+bench-analogy: setup
+	$(BENCH_PY) -m benchmarks.analogy.analogy_eval $(ANALOGY_ARGS)
+
+bench: bench-analogy
