@@ -14,7 +14,8 @@ from engine import HebbsError, Memory, MemoryEngine, RecallResult, build_request
 from workbench import views
 from workbench.session import RECALLING, attempt, memory_label, show_error, show_table
 
-ROW_HEIGHT_PX = 62  # three wrapped lines of content per row
+ROW_HEIGHT_PX = 72  # Streamlit wraps cell text only in rows taller than 4rem (64 px): three lines fit
+CONTENT_WIDTH_PX = 560
 MAX_TABLE_HEIGHT_PX = 520
 SEARCH_RESULTS = 15
 RECENT = 40
@@ -30,11 +31,12 @@ def table_height(rows: int) -> int:
 
 
 def content_first(frame: pd.DataFrame) -> pd.DataFrame:
-    """Put the content column first (it is what people read), the id last."""
+    """Put the content column first (it is what people read), then its date, the id last."""
     if "content" not in frame.columns:
         return frame
-    rest = [c for c in frame.columns if c not in ("content", "id")]
-    return frame[["content", *rest, *(["id"] if "id" in frame.columns else [])]]
+    lead = ["content", *(["created"] if "created" in frame.columns else [])]
+    rest = [c for c in frame.columns if c not in (*lead, "id")]
+    return frame[[*lead, *rest, *(["id"] if "id" in frame.columns else [])]]
 
 
 def downloads(frame: pd.DataFrame, key: str, name: str) -> None:
@@ -54,7 +56,7 @@ def result_table(frame: pd.DataFrame, key: str, name: str, full: pd.DataFrame | 
     `full` (same rows) is what the downloads hold; by default the table itself.
     """
     shown = content_first(frame)
-    config: dict[str, Any] = {"content": st.column_config.TextColumn("content", width="large", pinned=True)}
+    config: dict[str, Any] = {"content": st.column_config.TextColumn("content", width=CONTENT_WIDTH_PX, pinned=True)}
     config.update(column_config or {})
     with st.container(key=key):
         st.dataframe(shown, key=f"{key}_grid", on_select="rerun", selection_mode="single-row",

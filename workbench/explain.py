@@ -31,8 +31,10 @@ COMPOSITE = ("score = w_relevance x relevance + w_recency x recency + w_importan
 
 MERGE_NOTE = (
     "**How strategies merge.** Each strategy returns candidates with its own relevance. A memory found by "
-    "several strategies appears once, with every strategy's details kept; its relevance is the fused value "
-    "the engine computes (see the engine's recall guide), and the composite score then weighs it with "
+    "several strategies appears once, with every strategy's details kept. Relevance values from different "
+    "strategies are on different scales, so the engine normalises each strategy's values per query and "
+    "adds them up: a memory several strategies agree on gets more relevance. The composite score then weighs "
+    "it with "
     "recency, importance and reinforcement. Moving a slider only re-ranks these candidates: it runs no new "
     "recall and counts no access."
 )

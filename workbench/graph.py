@@ -35,6 +35,9 @@ SEED_COLOUR = "#F2B701"
 NODE_COLOUR = "#97C2FC"
 PATH_COLOUR = "#D62728"
 GRAPH_HEIGHT_PX = 600
+SMALL_GRAPH = 8  # up to this many nodes every label is drawn
+DARK_FONT = "#E6E6E6"
+LIGHT_FONT = "#262730"
 
 _PYVIS_TEMPLATES = Path(pyvis.__file__).resolve().parent / "templates"
 
@@ -48,9 +51,11 @@ _TEMPLATE = """<!DOCTYPE html>
 <script type="text/javascript">{% include 'lib/vis-9.1.2/vis-network.min.js' %}</script>
 <style>
   html, body { margin: 0; padding: 0; font-family: "Source Sans Pro", sans-serif; }
+  html, body { background: transparent; }
   #mynetwork { width: {{ width }}; height: {{ height }}; background-color: {{ bgcolor }};
-               border: 1px solid #e6e6e6; border-radius: 6px; box-sizing: border-box; }
+               border: 1px solid rgba(128, 128, 128, 0.35); border-radius: 6px; box-sizing: border-box; }
   .hebbs-tip { white-space: pre-wrap; max-width: 420px; font-size: 13px; line-height: 1.35; }
+  div.vis-tooltip { background: #fffbe6; color: #222; }
 </style>
 </head>
 <body>
@@ -81,6 +86,27 @@ _TEMPLATE = """<!DOCTYPE html>
   var network = new vis.Network(
     container, { nodes: new vis.DataSet(rawNodes), edges: new vis.DataSet(rawEdges) }, {{ options|safe }}
   );
+  // Labels: drawn only when zoomed in far enough to read them without overlap (and always for the
+  // seed and the highlighted path); hovering a node shows its content in a tooltip.
+  var LABEL_ZOOM = 1.25;
+  var labelled = rawNodes.filter(function (n) { return n.alwaysLabel; }).map(function (n) { return n.id; });
+  function showLabels(scale) {
+    var nodes = network.body.data.nodes;
+    nodes.update(rawNodes.map(function (n) {
+      var on = scale >= LABEL_ZOOM || labelled.indexOf(n.id) >= 0 || rawNodes.length <= {{ small_graph }};
+      return { id: n.id, font: { size: on ? 13 : 0 } };
+    }));
+  }
+  network.on("zoom", function (params) { showLabels(params.scale); });
+  network.on("hoverNode", function (params) {
+    network.body.data.nodes.update({ id: params.node, font: { size: 13 } });
+  });
+  network.on("blurNode", function (params) {
+    if (network.getScale() < LABEL_ZOOM && labelled.indexOf(params.node) < 0 && rawNodes.length > {{ small_graph }}) {
+      network.body.data.nodes.update({ id: params.node, font: { size: 0 } });
+    }
+  });
+  showLabels(1);
   network.once("stabilizationIterationsDone", function () {
     network.setOptions({ physics: false });
     container.setAttribute("data-ready", "true");
@@ -91,6 +117,8 @@ _TEMPLATE = """<!DOCTYPE html>
 </body>
 </html>
 """
+
+_TEMPLATE = _TEMPLATE.replace("{{ small_graph }}", str(SMALL_GRAPH))
 
 _OPTIONS = {
     "nodes": {"font": {"multi": False, "size": 13, "face": "sans-serif"}, "borderWidth": 1},
@@ -184,9 +212,20 @@ def path_edges(path: Sequence[str]) -> set[frozenset[str]]:
     return {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
 
 
-def graph_html(nb: Neighbourhood, highlight: Sequence[str] = (), height_px: int = GRAPH_HEIGHT_PX) -> str:
-    """A self-contained HTML page drawing the neighbourhood; `highlight` is a path of ids to emphasise."""
-    net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line", bgcolor="#ffffff")
+def drawn_direction(edge: Edge) -> tuple[str, str]:
+    """Arrows run from cause to effect: a stored `A caused_by B` is drawn B -> A; other edges as stored."""
+    if edge.type == EdgeType.CAUSED_BY:
+        return edge.target, edge.source
+    return edge.source, edge.target
+
+
+def graph_html(nb: Neighbourhood, highlight: Sequence[str] = (), height_px: int = GRAPH_HEIGHT_PX,
+               dark: bool = False) -> str:
+    """A self-contained HTML page drawing the neighbourhood; `highlight` is a path of ids to emphasise.
+
+    `dark` draws for a dark theme (transparent canvas, light label text)."""
+    net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line",
+                  bgcolor="rgba(0,0,0,0)", font_color=DARK_FONT if dark else LIGHT_FONT)
     on_path = set(highlight)
     pairs = path_edges(highlight)
     for memory_id, node in sorted(nb.nodes.items(), key=lambda item: (item[1].depth, item[0])):
@@ -211,13 +250,16 @@ def graph_html(nb: Neighbourhood, highlight: Sequence[str] = (), height_px: int 
             borderWidth=4 if memory_id in on_path else 1,
             size=14 + 16 * m.importance + (6 if is_seed else 0),
             shape="star" if is_seed else "dot",
+            alwaysLabel=is_seed or memory_id in on_path,
+            font={"color": DARK_FONT if dark else LIGHT_FONT, "size": 13},
         )
     for e in nb.edges:
         highlighted = frozenset((e.source, e.target)) in pairs
         colour = EDGE_COLOURS.get(e.type.value, "#888888")
+        start, end = drawn_direction(e)
         net.add_edge(
-            e.source,
-            e.target,
+            start,
+            end,
             title=escape_text(f"{e.type.value} · confidence {e.confidence:.2f}"),
             color={"color": colour, "highlight": colour, "hover": colour},
             width=5 if highlighted else 1.5,

@@ -24,7 +24,7 @@ from tests.workbench.conftest import APP, XSS, Store
 pytestmark = pytest.mark.browser
 
 ROOT = APP.parents[1]
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+SCREENSHOTS = ROOT / "docs" / "workbench"  # docs/workbench.md shows them: they stay current with every run
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -145,12 +145,16 @@ def open_page(browser: Browser, server: Server, path: str, ready_text: str) -> P
 
 
 def settle(page: Page) -> None:
-    """Wait for the current script run to finish."""
+    """Wait until the current script run has finished: Streamlit marks its state on the app element.
+
+    A condition, never a fixed sleep: every action is followed by waiting for what it should show.
+    """
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"], [data-testid=\"stSkeleton\"]')",
+        """() => { const app = document.querySelector('[data-testid="stApp"]');
+                   return app !== null && app.getAttribute('data-test-script-state') === 'notRunning'
+                     && !document.querySelector('[data-testid="stStatusWidget"], [data-testid="stSkeleton"]'); }""",
         timeout=RUN_TIMEOUT_MS,
     )
-    page.wait_for_timeout(400)
 
 
 def shown_as_text(page: Page) -> bool:
@@ -162,7 +166,7 @@ def shown_as_text(page: Page) -> bool:
 def assert_healthy(browser: Browser, name: str) -> None:
     page = browser.page
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
     assert page.locator('[data-testid="stException"]').count() == 0, name
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0, name
     assert page.locator('img[src="x"]').count() == 0, name
@@ -219,6 +223,31 @@ def test_recall_lab(browser: Browser, server: Server) -> None:
     assert page.get_by_label("Cue", exact=True).input_value() == "why did the launch fail"
 
 
+def test_temporal_recall_in_time_order(browser: Browser, server: Server) -> None:
+    page = browser.page
+    page.goto(f"{server.url}/?strategy=temporal&entity=atlas-launch&cue=atlas")
+    page.get_by_label("Cue", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    assert page.get_by_label("Entity", exact=True).count() == 1  # the link's strategy shows its parameters
+    page.get_by_role("button", name="Recall", exact=True).click()
+    page.get_by_text("Score breakdown").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    page.locator(".st-key-lab_table table td").first.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+    heads, rows = page.evaluate(
+        """() => { const t = document.querySelector('.st-key-lab_table table');
+                   const heads = [...t.querySelectorAll('th')].map(x => x.textContent.trim());
+                   const rows = [...t.querySelectorAll('tbody tr')]
+                     .map(r => [...r.querySelectorAll('td, th')].map(x => x.textContent.trim()));
+                   return [heads, rows]; }"""
+    )
+    assert "created" in heads, heads
+    column = heads.index("created")
+    dates = [row[column] for row in rows if len(row) > column]
+    assert len(dates) >= 2, dates
+    assert dates == sorted(dates)
+    assert_healthy(browser, "recall_lab_temporal")
+
+
 def test_timeline(browser: Browser, server: Server) -> None:
     page = open_page(browser, server, "timeline", "Selected memory")
     # the newest memory (the untrusted one) is selected: its content shows as text, verbatim
@@ -266,6 +295,17 @@ def test_causal_graph(browser: Browser, server: Server) -> None:
     assert frame.locator("div.vis-tooltip img").count() == 0
     assert frame.locator('img[src="x"]').count() == 0
     assert frame.evaluate("Array.from(document.scripts).filter(s => s.src).length") == 0  # all inline
+    assert page.get_by_text("arrows run from cause to effect").is_visible()  # the legend
+    # labels: a node that is neither the seed nor on a path shows its label while hovered
+    other = frame.evaluate("(seed) => window.hebbsNetwork.body.data.nodes.getIds().find(i => i !== seed) || null",
+                           server.xss_id)
+    if other is not None:
+        spot = frame.evaluate(
+            "(id) => { const n = window.hebbsNetwork; return n.canvasToDOM(n.getPositions([id])[id]); }", other
+        )
+        page.mouse.move(box["x"] + spot["x"], box["y"] + spot["y"])
+        frame.wait_for_function("(id) => window.hebbsNetwork.body.data.nodes.get(id).font.size > 0", arg=other,
+                                timeout=10_000)
     assert_healthy(browser, "causal_graph")
 
 

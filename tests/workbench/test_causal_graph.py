@@ -7,8 +7,10 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-from tests.workbench.conftest import XSS, MakeApp, Store
+from engine import Edge, EdgeType
+from tests.workbench.conftest import XSS, MakeApp, Store, open_engine
 from tests.workbench.helpers import recall, table
+from workbench import graph
 from workbench.graph import external_resources
 
 
@@ -97,3 +99,23 @@ def test_graph_is_offline_and_escapes_untrusted_content(
     assert XSS not in page
     assert "<img" not in page
     assert XSS in table(at, "graph_nodes")["content"].tolist()
+
+
+def test_arrows_run_from_cause_to_effect_with_a_legend(make_app: MakeApp, seeded_store: Store) -> None:
+    cause, effect = "CAUSE", "EFFECT"
+    assert graph.drawn_direction(Edge(effect, cause, EdgeType.CAUSED_BY)) == (cause, effect)
+    assert graph.drawn_direction(Edge(cause, effect, EdgeType.FOLLOWED_BY)) == (cause, effect)
+    path, ids = seeded_store
+    at = make_app(path, "causal_graph")
+    assert not at.exception and not at.error
+    assert any("arrows run from cause to effect" in c.value for c in at.caption)
+    at.number_input(key="graph_limit").set_value(2).run()
+    assert any("cut the walk" in w.value for w in at.warning)
+
+
+def test_a_dark_theme_gets_a_transparent_canvas_and_light_labels(seeded_store: Store) -> None:
+    path, ids = seeded_store
+    nb = graph.neighbourhood(open_engine(path), ids["atlas_crash"], 2)
+    page = graph.graph_html(nb, dark=True)
+    assert graph.DARK_FONT in page
+    assert "background-color: rgba(0,0,0,0)" in page  # the theme's background shows through

@@ -75,6 +75,9 @@ def main() -> None:
     seed_now = st.session_state.get("graph_seed")
     if seed_now and seed_now not in (engine.get_many([seed_now]) or {}):  # a short id from a link
         st.session_state["graph_seed"] = components.resolve_id(engine, seed_now)
+    if reseed := st.session_state.pop("graph_reseed", None):
+        st.session_state["graph_seed"] = reseed
+        st.session_state["graph_search"] = st.session_state["graph_search_ran"] = ""
     if not st.session_state.get("graph_seed"):
         st.session_state["graph_seed"] = default_seed(engine)
     typed = st.sidebar.text_input("Seed id or short id", key="graph_seed_typed", on_change=_use_typed_seed,
@@ -127,7 +130,11 @@ def main() -> None:
     if not nb.edges:
         st.info("This memory has no edges of the chosen types within this depth: pick another seed, more edge "
                 "types or a larger depth.", icon=":material/search:")
-    page = attempt(graph.graph_html, nb, path, action="Could not draw the graph")
+    if len(nb.nodes) >= int(limit):
+        st.warning(f"“Max memories” ({int(limit)}) cut the walk: memories further out are not shown. Raise it "
+                   "in the sidebar, or lower the depth.", icon=":material/content_cut:")
+    dark = getattr(st.context.theme, "type", None) == "dark"
+    page = attempt(graph.graph_html, nb, path, dark=dark, action="Could not draw the graph")
     if page is not None:
         st.iframe(page, height=graph.GRAPH_HEIGHT_PX + 12, alt="Causal graph around the seed memory")
     legend(sorted({e.type.value for e in nb.edges}))
@@ -135,11 +142,28 @@ def main() -> None:
         st.subheader("Path from the seed")
         show_table(path_frame(nb, path), "graph_path")
     st.subheader(f"Memories reached ({len(nb.nodes)})")
-    show_table(nodes_frame(nb), "graph_nodes")
+    frame = nodes_frame(nb)
+    clicked = components.result_table(frame, "graph_nodes", "graph", full=frame.assign(
+        content=[nb.nodes[i].memory.content for i in frame["id"]]))
+    st.caption("Click a row to make that memory the seed.")
+    if clicked is not None:
+        chosen = str(frame["id"].iloc[clicked])
+        if chosen != seed and chosen != st.session_state.get("graph_last_click"):
+            st.session_state["graph_last_click"] = chosen
+            st.session_state["graph_reseed"] = chosen
+            st.rerun()
+
+
+LEGEND_NOTES = (
+    "★ the seed · ● a memory (size = importance) · red ring: on the highlighted path · "
+    "arrows run from cause to effect (a stored “A caused_by B” is drawn B → A); other edges point as stored "
+    "(A → B reads “A followed_by B”, …). Labels show when you zoom in; hover a node for its content."
+)
 
 
 def legend(types: list[str]) -> None:
-    """Edge colours (static, trusted text only)."""
+    """Node shapes, arrow meaning and edge colours (static, trusted text only)."""
+    st.caption(LEGEND_NOTES)
     if not types:
         return
     chips = " ".join(

@@ -22,6 +22,7 @@ ALL = "(all)"
 NOT_REVISIONS = "(all but revisions)"
 ADD_KEYS = ("mem_add_content", "mem_add_entity", "mem_add_context", "mem_add_targets")
 NEW_KINDS = [k.value for k in MemoryKind if k != MemoryKind.REVISION]
+MAX_EDGES = 10  # a typed filter's "select all matches" must not silently add dozens of edges
 FIELDS = [
     urlstate.Field("mem_entity", "entity"),
     urlstate.Field("mem_kind", "kind"),
@@ -86,9 +87,10 @@ def add_form(engine: MemoryEngine, candidates: list[Memory]) -> None:
         importance = left.slider("Importance", 0.0, 1.0, 0.5, step=0.05, key="mem_add_importance")
         context = right.text_input("Context (JSON object, optional)", key="mem_add_context",
                                    placeholder='{"source": "call"}')
-        targets = st.multiselect("Edges to", list(labels), key="mem_add_targets",
+        targets = st.multiselect("Edges to", list(labels), key="mem_add_targets", max_selections=MAX_EDGES,
                                  format_func=lambda i: memory_label(i, labels[i], 60),
-                                 help="Memories from the table; the new memory is the edge's source.")
+                                 help=f"Up to {MAX_EDGES} memories from the table; the new memory is the edge's "
+                                      "source. Every chosen memory gets an edge: check the list before saving.")
         left, right = st.columns(2)
         edge_type = left.selectbox("Edge type", [t.value for t in EdgeType], key="mem_add_edge_type")
         confidence = right.slider("Edge confidence", 0.0, 1.0, 1.0, step=0.05, key="mem_add_confidence")
