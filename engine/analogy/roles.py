@@ -11,6 +11,7 @@ therefore, then, later), cause phrases (because of, due to) and cause verbs (cau
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,8 @@ from engine.analogy.graph import Episode, Event, Participant
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
+
+log = logging.getLogger(__name__)
 
 CAUSE_VERBS = {"cause", "lead", "result", "trigger", "provoke", "produce", "spark", "bring", "mean"}
 PREVENT_VERBS = {"prevent", "stop", "avert", "block", "spare"}
@@ -210,8 +213,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             continue
         if (lemma in CAUSE_VERBS or lemma in PREVENT_VERBS) and _cause_verb(b, t):
             continue
-        if lemma == "be" or t.pos_ == "AUX":
-            state = next(c for c in t.children if c.dep_ in ("acomp", "attr"))
+        state = next((c for c in t.children if c.dep_ in ("acomp", "attr")), None)
+        if (lemma == "be" or t.pos_ == "AUX") and state is not None:
             ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}", [state, *state.children])
         else:
             objs = [c for c in t.children if c.dep_ in ("dobj", "attr", "oprd", "acomp")]
@@ -447,5 +450,8 @@ def episode_of(doc: Doc | Span) -> Episode:
     b = _Builder()
     sents = list(doc.sents) if hasattr(doc, "sents") else [doc]
     for sent in sents:
-        _build_sentence(b, sent)
+        try:
+            _build_sentence(b, sent)
+        except (StopIteration, KeyError, IndexError, ValueError):  # an odd parse must never fail a write
+            log.warning("episode extraction skipped a sentence it could not read: %.60r", sent.text)
     return b.ep

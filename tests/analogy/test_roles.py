@@ -58,3 +58,8 @@ def test_passive_subject_is_the_patient_and_pronouns_resolve(extract: Any) -> No
     assert roles == {("patient", "animal"), ("agent", "animal")}  # "by the snake" is the agent
     dog = next(p for e, r, p in ep.roles if r == "patient")
     assert (ep.events[1].id, "agent", dog) in ep.roles  # "it" is the dog, the previous sentence's subject
+
+
+@pytest.mark.parametrize("text", ["I will be there.", "Be careful!", "It is what it is.", "Hmm... ok", "Yes."])
+def test_odd_sentences_never_fail(extract: Any, text: str) -> None:
+    extract(text)  # chat turns of every shape are remembered; extraction must not raise
