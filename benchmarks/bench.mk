@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report bench-serve
+.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -18,6 +18,19 @@ bench: setup bench-deps
 bench-report:
 	$(BENCH_PY) -m benchmarks.run --report-only
 
+# A developer's loop (a few minutes): one small store, the ONNX and torch floors side by side, cold start;
+# no peers and no LoCoMo. Writes into benchmarks/results/quick/ so the committed figures stay untouched.
+QUICK_DIR ?= benchmarks/results/quick
+bench-quick: setup
+	$(BENCH_PY) -m benchmarks.run --sizes 2000 --queries 60 --skip-locomo --no-peer --cold-runs 3 \
+		--results-dir $(QUICK_DIR) --docs-dir $(QUICK_DIR)
+
 # What serving costs (REST, gRPC) and what a Chroma server costs, next to the in-process engine: docs/scaling.md.
 bench-serve: setup
 	$(BENCH_PY) -m benchmarks.bench_serve $(BENCH_ARGS)
+
+# Analogical recall quality (issue 11): true-above-false, MRR and top-1 on benchmarks/analogy/ -> results/analogy.json.
+bench-analogy: setup
+	$(BENCH_PY) -m benchmarks.analogy.analogy_eval $(ANALOGY_ARGS)
+
+bench: bench-analogy

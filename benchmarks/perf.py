@@ -36,7 +36,19 @@ from engine import MemoryEngine, NewMemory, build_request
 from engine.clock import ManualClock
 from engine.config import DEFAULT_EF_SEARCH
 
-READ_OPS = ("floor", "floor_k", "encode", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
+READ_OPS = (
+    "floor",
+    "floor_torch",
+    "floor_k",
+    "encode",
+    "encode_torch",
+    "similarity",
+    "temporal",
+    "causal",
+    "causal_seeded",
+    "analogical",
+    "all_four",
+)
 
 
 @dataclass
@@ -105,8 +117,10 @@ def reopen_in_subprocess(data_dir: Path, runs: int) -> list[dict]:
 
 
 def _read_ops(
-    engine: MemoryEngine, model: Any, top_k: int, seeds: list[str]
+    engine: MemoryEngine, model: Any, top_k: int, seeds: list[str], torch_model: Any = None
 ) -> dict[str, Callable[[corpus_mod.Cue, int], Any]]:
+    """`torch_model`: the sentence-transformers (torch) embedder, timed in the same rounds as the default
+    (ONNX) one, so the new floor is compared with the torch floor under the same machine noise."""
     n_floor = max(top_k, DEFAULT_EF_SEARCH)
 
     def floor(cue: corpus_mod.Cue, i: int) -> Any:
@@ -125,7 +139,14 @@ def _read_ops(
     text = lambda cue, i: cue.text  # noqa: E731
     entity = lambda cue, i: cue.entity_id  # noqa: E731
     seed = lambda cue, i: seeds[i % len(seeds)]  # noqa: E731
+    torch_ops: dict[str, Callable[[corpus_mod.Cue, int], Any]] = {}
+    if torch_model is not None:
+        torch_ops = {
+            "floor_torch": lambda cue, i: engine.raw_vector_query(torch_model.encode([cue.text])[0], n_floor),
+            "encode_torch": lambda cue, i: torch_model.encode([cue.text]),
+        }
     return {
+        **torch_ops,
         "floor": floor,
         "floor_k": floor_k,
         "encode": lambda cue, i: model.encode([cue.text]),
@@ -217,7 +238,7 @@ def run_size(n: int, model: Any, s: PerfSettings, work: Path) -> dict[str, Any]:
     cues = corpus_mod.cues(corp, s.queries + s.warmup, seed=s.seed + 1)
     linked = {ids[source] for source, *_ in corp.edges}
     seeds = [i for i in ids[:: max(1, n // 500)] if i in linked]
-    ops = _read_ops(engine, model, s.top_k, seeds or ids[:1])
+    ops = _read_ops(engine, model, s.top_k, seeds or ids[:1], s.extra.get("torch_model"))
     reads = time_reads(ops, cues, s.warmup, f"{n:,}")
     floor_p50 = summarize(reads["floor"])["p50_ms"]
 
@@ -233,7 +254,7 @@ def run_size(n: int, model: Any, s: PerfSettings, work: Path) -> dict[str, Any]:
     writes = time_writes(engine, model, corp, ids, s)
     engine.close()
 
-    rows = [_row("hebbs", n, op, reads[op], "floor", floor_p50) for op in READ_OPS]
+    rows = [_row("hebbs", n, op, reads[op], "floor", floor_p50) for op in READ_OPS if op in reads]
     enc1 = summarize(writes["encode_single"])["p50_ms"]
     encb = summarize(writes["encode_batch"])["p50_ms"]
     rows.append(_row("model", n, "encode_single", writes["encode_single"], "encode_single", enc1))

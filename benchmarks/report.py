@@ -18,8 +18,10 @@ from benchmarks.locomo import CATEGORIES, DRAGON_DIALOG, HELDOUT, KS, TUNE
 
 READ_ORDER = (
     "floor",
+    "floor_torch",
     "floor_k",
     "encode",
+    "encode_torch",
     "similarity",
     "temporal",
     "causal",
@@ -31,7 +33,9 @@ WRITE_ORDER = ("encode_single", "remember_single", "encode_batch", "remember_bat
 OP_NOTES = {
     "floor": "embed the cue + one raw Chroma query of width max(top_k, ef_search) = 50 (the engine's search)",
     "floor_k": "embed + raw query asking only top_k = 10 (a narrower, less exact search)",
-    "encode": "embedding the cue alone",
+    "encode": "embedding the cue alone (the default ONNX embedder)",
+    "floor_torch": "the same floor with the cue embedded by sentence-transformers on torch (the old floor)",
+    "encode_torch": "embedding the cue alone with sentence-transformers on torch",
     "similarity": "`retrieve`, similarity, top_k 10, ef_search 50",
     "temporal": "`retrieve`, temporal: one entity's top 10 of its newest 200 by composite score",
     "causal": "`retrieve`, causal from the cue (seed = nearest memory), max_depth 5",
@@ -222,6 +226,15 @@ def _targets_section(perf: dict[str, Any]) -> list[str]:
         )
     lines += _table(["what", "target", "measured", "", "where the time goes (when missed)"], table)
     lines.append("")
+    cold = perf.get("cold_start")
+    if cold:
+        lines.append(
+            f"- Cold start ({cold['command']}, {cold['runs']} runs): wall p50 {cold['wall_s_p50']} s "
+            f"(best {cold['wall_s_min']} s), CPU p50 {cold['cpu_s_p50']} s (best {cold['cpu_s_min']} s); "
+            f"load average before/after {cold['load_average_before'][0]}/{cold['load_average_after'][0]} "
+            f"on {cold['cores']} cores. Target: under 2 s on a quiet machine; on a loaded one the CPU time is "
+            "the better guide, as wall time includes waiting for a core."
+        )
     for note in perf.get("notes", []):
         lines.append(f"- {note}")
     lines.append("")

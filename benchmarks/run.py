@@ -44,10 +44,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--work-dir", type=Path, default=None, help="where stores are built (default: a temp dir)")
     p.add_argument("--report-only", action="store_true", help="only regenerate the docs from existing results")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--no-torch-floor", action="store_true", help="do not time the torch floor beside the ONNX one")
+    p.add_argument("--cold-runs", type=int, default=5, help="cold `hebbs recall` runs in fresh processes (0: skip)")
     return p
 
 
 def _load_model() -> Any:
+    """The engine's default embedder (ONNX unless HEBBS_EMBEDDING_BACKEND says otherwise)."""
+    from engine.embedding import create_embedder
+
+    model = create_embedder()
+    model.encode(["warm up"])
+    return model
+
+
+def _load_torch_model() -> Any:
+    """sentence-transformers on torch: the previous floor, timed beside the new one in the same rounds."""
     from engine.embedding import SentenceTransformerEmbedder
 
     model = SentenceTransformerEmbedder()
@@ -81,9 +93,16 @@ def _perf(args: argparse.Namespace, model: Any) -> dict[str, Any]:
             hebbmem_max_n=args.hebbmem_max_n,
             work_dir=args.work_dir,
         )
+    if not args.smoke and not args.no_torch_floor and getattr(model, "backend", "") != "torch":
+        settings.extra["torch_model"] = _load_torch_model()
     result = perf.run(settings, model)
+    if args.cold_runs > 0 and not args.smoke:
+        from benchmarks import cold_start
+
+        result["cold_start"] = cold_start.run(args.cold_runs)
     result["targets"] = targets.check(result["results"], result["sizes"])
     result["settings"] = {k: v for k, v in vars(settings).items() if k not in ("work_dir", "extra")}
+    result["settings"]["embedding_backend"] = getattr(model, "backend", "?")
     encode = [r for r in result["results"] if r["operation"] == "encode_batch"]
     notes = []
     if 1_000_000 not in settings.sizes and encode:
@@ -138,6 +157,8 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
     perf_path = args.results_dir / "perf.json"
     locomo_path = args.results_dir / "locomo.json"
     command = "make bench" if not args.smoke else "python -m benchmarks.run --smoke"
+    if args.results_dir.resolve() == (paths.REPO_ROOT / "benchmarks" / "results" / "quick").resolve():
+        command = "make bench-quick"
     if args.report_only:
         from benchmarks import report
 

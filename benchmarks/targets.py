@@ -13,14 +13,19 @@ TARGET_SIZE = 100_000
 
 # Why a target can be missed on this machine: shown next to a miss, so a reader knows where time goes.
 WHY_MISSED = {
+    "floor": "the cue is embedded by onnxruntime on one intra-op thread; the torch floor's p50 was measured "
+    "in the same rounds",
+    "floor_tail": "other jobs on the shared 2-core machine preempt the single query thread",
+    "similarity_tail": "tails follow the machine's load: hydration from SQLite and scoring add Python work "
+    "that other jobs can preempt",
     "similarity": "the engine adds id filtering, hydration of the hits from SQLite and composite scoring "
     "to the floor's embed + query; on a loaded 2-core box the thread hand-offs add jitter",
     "all_four": "four strategies share one cue embedding and one HNSW search of width 50, but analogical "
     "needs a second, wider search (100 neighbours) and a structural scan; on 2 cores the "
     "threads contend for the GIL",
     "temporal": "a temporal recall scores a pool of the entity's newest max(20 x top_k, 200) memories (so "
-    "weightier ones can outrank merely newer ones): the slice is O(log n + k), but each pooled memory's "
-    "score inputs are read from SQLite and scored in Python, and the entity name is resolved first",
+    "weightier ones can outrank merely newer ones): the slice is O(log n + k) and the pool is scored in "
+    "numpy, but its importance and access counts are read from SQLite, and the entity name is resolved first",
     "causal": "the walk stops at the last depth level needed, but the seed search, level timestamps and "
     "hydration come on top of the floor",
     "remember_batch": "after encoding, a batch is written to SQLite (fsync) and inserted into the HNSW "
@@ -59,9 +64,20 @@ def check(rows: list[dict], sizes_info: list[dict]) -> dict[str, Any]:
             }
         )
 
+    torch_floor = get("floor_torch")
+    if floor and torch_floor:
+        ratio = round(floor["p50_ms"] / torch_floor["p50_ms"], 3)
+        add("floor", "ONNX floor p50 <= 0.4x the torch floor p50 (same run)", ratio, 0.4, "x torch floor", ratio <= 0.4)
+    if floor:
+        tail = round(floor["p95_ms"] / floor["p50_ms"], 3)
+        add("floor_tail", "floor p95 <= 2x its own p50", tail, 2.0, "x floor p50", tail <= 2.0)
     if floor:
         fp50 = floor["p50_ms"]
-        for op, limit in (("similarity", 1.3), ("all_four", 2.0)):
+        similarity = get("similarity")
+        if similarity:
+            tail = round(similarity["p95_ms"] / fp50, 3)
+            add("similarity_tail", "similarity p95 <= 2.5x the floor's p50", tail, 2.5, "x floor p50", tail <= 2.5)
+        for op, limit in (("similarity", 1.2), ("all_four", 1.8)):
             row = get(op)
             if row:
                 add(
@@ -83,11 +99,11 @@ def check(rows: list[dict], sizes_info: list[dict]) -> dict[str, Any]:
     if batch:
         add(
             "remember_batch",
-            ">= 0.8x raw encode throughput",
+            ">= 0.9x raw encode throughput",
             batch["throughput_vs_encode"],
-            0.8,
+            0.9,
             "x encode throughput",
-            batch["throughput_vs_encode"] >= 0.8,
+            batch["throughput_vs_encode"] >= 0.9,
         )
     reopen = get("reopen")
     if reopen:

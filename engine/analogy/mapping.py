@@ -7,12 +7,12 @@ relation's worth is scaled by how well its arguments match, so structure carries
 words. Kernels (a matched relation with its two event pairs, or a lone event pair) are merged greedily,
 best first, into one mapping that stays one-to-one; participants are then mapped through the role edges
 of mapped events, one-to-one, role-consistent, typed. Connected mapped relations (sharing an event) earn
-a systematicity bonus. The score is normalised by both episodes' self-match, so it lies in 0..1.
+a systematicity bonus. The score is normalised by the larger of the two episodes' self-matches, so it lies
+in 0..1 and is high only when most of both structures map (a one-event memory cannot look like a story).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from engine.analogy.graph import Episode, Event
@@ -70,7 +70,7 @@ def map_episodes(cue: Episode, cand: Episode, cue_self: float | None = None, can
         return best
     s1 = cue_self if cue_self is not None else self_score(cue)
     s2 = cand_self if cand_self is not None else self_score(cand)
-    best.score = min(1.0, best.raw / math.sqrt(s1 * s2)) if s1 > 0 and s2 > 0 else 0.0
+    best.score = min(1.0, best.raw / max(s1, s2)) if s1 > 0 and s2 > 0 else 0.0
     return best
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 CAUSE_VERBS = {"cause", "lead", "result", "trigger", "provoke", "produce", "spark", "bring", "mean"}
-PREVENT_VERBS = {"prevent", "stop", "avert", "block", "keep", "save", "spare"}
+PREVENT_VERBS = {"prevent", "stop", "avert", "block", "spare"}
 ENABLE_VERBS = {"enable", "allow", "let", "permit", "help", "empower"}
 # Verbs that only frame the event in their complement: "decided to skip", "tried to fix".
 _CAUSE_WORDS = {"because", "due", "thanks", "owing"}

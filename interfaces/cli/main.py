@@ -377,6 +377,29 @@ def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
             ))
         )
     console.print(table)
+    _print_mappings(results)
+
+
+def _print_mappings(results: Sequence[RecallResult]) -> None:
+    """For analogical hits: which cue event / participant maps to which, and the relations that carried it."""
+    lines: list[str] = []
+    for rank, r in enumerate(results, 1):
+        d = next((x.fields for x in r.strategy_details if x.strategy.value == "analogical"), None)
+        if d is None or not d.get("mapping"):
+            continue
+        mapping = d["mapping"]
+        lines.append(f"#{rank} structure {d['structural_similarity']:.2f}: {_clip(r.memory.content, 70)}")
+        for rel in mapping.get("relations", []):
+            lines.append(f"    {rel['kind']:<9} {rel['cue']}  =>  {rel['memory']}")
+        events = "; ".join(f"{e['cue']} -> {e['memory']}" for e in mapping.get("events", []))
+        lines.append(f"    events    {events}")
+        if mapping.get("participants"):
+            roles = "; ".join(f"{p['role']} {p['cue']} -> {p['memory']}" for p in mapping["participants"])
+            lines.append(f"    roles     {roles}")
+    if lines:
+        click.echo("\nanalogical mappings (cue => memory):")
+        for line in lines:
+            click.echo(plain(line))
 
 
 def _detail_label(d: dict[str, Any]) -> str:

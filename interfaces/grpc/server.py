@@ -38,6 +38,8 @@ def _rpc(method: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], An
         except HebbsError as exc:
             context.abort(getattr(grpc.StatusCode, outcome_of(exc).grpc_status), str(exc))
         except Exception as exc:  # a bug: report it without a traceback on the wire
+            if context.code() not in (None, grpc.StatusCode.OK):
+                raise  # the method aborted the call itself (SetPolicy): its status stands
             log.exception("unexpected error in %s", method.__name__)
             context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
 

@@ -191,3 +191,16 @@ def test_the_cli_talks_to_the_server_with_server_url(served: Served) -> None:
     missing = cli("get", "01NOSUCHMEMORY0000000000")
     assert missing.returncode == 2 and "01NOSUCHMEMORY0000000000" in missing.stderr
     assert cli("forget", memory_id).returncode == 0
+
+
+def test_set_policy_answers_unimplemented_with_a_reason(served: Served) -> None:
+    import grpc
+    from hebbs._generated import hebbs_pb2 as pb
+    from hebbs._generated import hebbs_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(served.grpc) as channel:
+        stub = pb_grpc.MemoryServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.SetPolicy(pb.SetPolicyRequest(), metadata=[("authorization", f"Bearer {served.key}")], timeout=30)
+    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert "not implemented" in (caught.value.details() or "")

@@ -55,7 +55,7 @@ def test_kill_9_during_writes_loses_no_acknowledged_write(
     acknowledged: set[str] = set()
     for trial in range(WRITE_TRIALS):
         ack = tmp_path / f"ack-{trial}.txt"
-        wanted = rng.randint(1, 40)
+        wanted = rng.randint(1, 20)
         child = forkserver.Process(target=write_until_killed, args=(str(data), str(ack), trial))
         child.start()
         _wait_for(lambda ack=ack, wanted=wanted, child=child: len(_acknowledged(ack)) >= wanted  # type: ignore[misc]

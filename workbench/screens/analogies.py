@@ -6,7 +6,7 @@ import streamlit as st
 
 from engine import MemoryEngine, RecallResult, build_request, config
 from engine.models import Strategy
-from workbench import components, urlstate, views
+from workbench import analogy_view, components, urlstate, views
 from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
 
 FIELDS = [
@@ -58,6 +58,10 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
             structure = attempt(engine.structure_of, r.memory.id, action="Could not read the structure")
             if structure is not None:
                 show_table(views.structure_comparison(cue_structure, structure), f"ana_structure_{r.memory.id}")
+                mapping = analogy_view.mapping_of(r)
+                if mapping:
+                    st.plotly_chart(analogy_view.mapping_figure(cue_structure, structure, mapping),
+                                    key=f"ana_graph_{r.memory.id}")
             st.caption(f"embedding similarity {row.embedding_similarity:.3f} (contributes {row.from_embedding:.3f})"
                        f" · structural similarity {row.structural_similarity:.3f} (contributes "
                        f"{row.from_structure:.3f})")

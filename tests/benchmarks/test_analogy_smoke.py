@@ -1,0 +1,28 @@
+"""Smoke of the analogy benchmark: it runs end to end on a few triads and writes well-shaped figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.analogy import analogy_eval
+
+
+def test_analogy_eval_writes_every_method_and_split(tmp_path: Path, embedder: Any) -> None:
+    out = tmp_path / "analogy.json"
+    assert analogy_eval.main(["--limit", "3", "--quiet", "--out", str(out)], model=embedder) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["triads"] == 3 and report["candidates"] == 3 * 2 + 10
+    assert set(report["results"]) == {"embedding", "bag a=0", "bag a=0.5", "mapper a=0", "mapper a=0.5"}
+    for splits in report["results"].values():
+        for figures in splits.values():
+            assert 0 <= figures["true_above_false"] <= 1 and 0 < figures["mrr"] <= 1 and 0 <= figures["top1"] <= 1
+    assert report["examples"] and "events" in report["examples"][0]["mapping"]
+
+
+def test_the_shipped_set_is_big_enough() -> None:
+    triads, distractors = analogy_eval.load(analogy_eval.HERE / "triads.json", analogy_eval.HERE / "distractors.txt")
+    assert len(triads) >= 30 and len(distractors) >= 100
+    assert {t["split"] for t in triads} == {"dev", "heldout"}
+    assert all(t["true"] != t["false"] and t["cue"] for t in triads)

@@ -1,0 +1,51 @@
+"""API keys: stored hashed, verified in constant time, the first one from HEBBS_API_KEY or made and shown
+once; `hebbs keys create|list|revoke`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from interfaces.auth import KeyRing, bearer_token
+from interfaces.cli import main
+
+
+def test_first_start_uses_hebbs_api_key_else_makes_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEBBS_API_KEY", "hb_from_env_123456")
+    ring = KeyRing(tmp_path / "a")
+    assert ring.first_start() is None
+    assert ring.verify("hb_from_env_123456") and not ring.verify("hb_from_env_12345")
+    assert ring.first_start() is None  # not again: a key exists
+
+    monkeypatch.delenv("HEBBS_API_KEY")
+    fresh = KeyRing(tmp_path / "b")
+    made = fresh.first_start()
+    assert made is not None and made.startswith("hb_") and len(made) > 40
+    assert fresh.verify(made) and fresh.first_start() is None
+    stored = fresh.path.read_text()
+    assert made not in stored and "sha256" in stored  # only the digest is kept
+    assert oct(fresh.path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_bearer_header_parsing() -> None:
+    assert bearer_token("Bearer abc") == "abc" and bearer_token("bearer  abc ") == "abc"
+    assert bearer_token("Basic abc") is None and bearer_token("Bearer ") is None and bearer_token(None) is None
+
+
+def test_keys_create_list_revoke_from_the_cli(tmp_path: Path) -> None:
+    runner = CliRunner()
+    data = ["--data-dir", str(tmp_path)]
+    made = runner.invoke(main, [*data, "keys", "create", "--name", "agent-1", "--format", "json"])
+    assert made.exit_code == 0, made.output
+    created = json.loads(made.stdout)
+    assert KeyRing(tmp_path).verify(created["key"])
+    listed = runner.invoke(main, [*data, "keys", "list", "--format", "json"])
+    assert [k["name"] for k in json.loads(listed.stdout)] == ["agent-1"]
+    assert created["key"] not in listed.stdout
+    revoked = runner.invoke(main, [*data, "keys", "revoke", created["id"]])
+    assert revoked.exit_code == 0 and not KeyRing(tmp_path).verify(created["key"])
+    unknown = runner.invoke(main, [*data, "keys", "revoke", "hb_nope"])
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("hebbs: error: no API key with id")
