@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine import EdgeSpec, EdgeType, MemoryEngine, NewMemory
-from workbench.session import SAMPLE_DATA_DIR, get_engine
+from workbench.session import get_engine
 
 APP = Path(__file__).resolve().parents[2] / "workbench" / "app.py"
 APP_TIMEOUT = 120  # seconds: the first run may load the embedding model
@@ -125,17 +125,13 @@ def open_engine(path: Path) -> MemoryEngine:
 
 @pytest.fixture(scope="session")
 def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    """A store indexed from sample_data/ (seeded instead if the engine cannot index), plus the XSS memory.
+    """The seed memories plus the XSS memory, for the page and browser tests that click through a store.
 
-    Indexing the sample data takes a while, so it is done once; tests that change a store use another.
+    The seed (not the whole of sample_data/) keeps the session fast; `make run` shows the sample data.
     """
     path = tmp_path_factory.mktemp("sample") / "data"
     engine = open_engine(path)
-    if hasattr(engine, "index") and SAMPLE_DATA_DIR.is_dir():
-        engine.ingest([str(SAMPLE_DATA_DIR)])
-        ids: dict[str, str] = {}
-    else:
-        ids = seed(engine)
+    ids = seed(engine)
     ids["xss"] = add_xss_memory(engine)
     return path, ids
 
