@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import islice
 
-from engine.analogy.features import feature_weight, structural_similarity
+from engine.analogy.features import feature_weight
 
 
 class StructureIndex:
@@ -24,6 +24,7 @@ class StructureIndex:
         self._features: dict[str, frozenset[str]] = {}
         self._groups: dict[frozenset[str], set[str]] = {}
         self._postings: dict[str, set[frozenset[str]]] = defaultdict(set)  # feature -> groups holding it
+        self._weights: dict[frozenset[str], float] = {}  # a group's total feature weight, for the Jaccard
         for memory_id, features in items:
             self.add(memory_id, features)
 
@@ -36,6 +37,7 @@ class StructureIndex:
                 group = self._groups.get(fs)
                 if group is None:
                     group = self._groups[fs] = set()
+                    self._weights[fs] = sum(feature_weight(f) for f in fs)
                     for f in fs:
                         self._postings[f].add(fs)
                 group.add(memory_id)
@@ -53,6 +55,7 @@ class StructureIndex:
         group.discard(memory_id)
         if not group:
             del self._groups[old]
+            del self._weights[old]
             for f in old:
                 self._postings[f].discard(old)
 
@@ -69,10 +72,17 @@ class StructureIndex:
         cue = frozenset(features)
         if not cue or limit <= 0:
             return []
+        cue_weights = {f: feature_weight(f) for f in cue}
+        cue_total = sum(cue_weights.values())
         with self._lock:
-            groups = {g for f in cue for g in self._postings.get(f, ())}
+            # shared weight per group, accumulated along the postings (no per-group set arithmetic)
+            shared: dict[frozenset[str], float] = defaultdict(float)
+            for f, w in cue_weights.items():
+                for g in self._postings.get(f, ()):
+                    shared[g] += w
+            # weighted Jaccard = shared / (cue + group - shared), as engine.analogy.features.structural_similarity
             weighed = sorted(
-                ((sum(feature_weight(f) for f in cue & g), structural_similarity(cue, g), g) for g in groups),
+                ((w, w / (cue_total + self._weights[g] - w), g) for g, w in shared.items()),
                 key=lambda x: (-x[0], -x[1]),
             )
             want = limit * 5

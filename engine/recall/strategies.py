@@ -220,11 +220,14 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
     cue_features = set(inp.cue_features)
     hits = []
+    mapped: dict[str, tuple[Mapping, Any]] = {}
     for i in candidates:
         if i not in embedding_sim:
             continue  # forgotten while we looked
         structure = stored.get(i, {})
-        mapping = map_episodes(cue, episode(structure), cue_self, structure.get("self")) if structure else Mapping()
+        graph = episode(structure) if structure else None
+        mapping = map_episodes(cue, graph, cue_self, structure.get("self")) if graph is not None else Mapping()
+        mapped[i] = (mapping, graph)
         e_sim = max(0.0, min(1.0, embedding_sim[i]))
         relevance = alpha * e_sim + (1 - alpha) * mapping.score
         fields = {
@@ -232,11 +235,16 @@ def analogical(inp: RecallInputs) -> list[Hit]:
             "structural_similarity": mapping.score,
             "alpha": alpha,
             "shared_structure": sorted(cue_features & set(structure.get("features", []))),
-            "mapping": describe_mapping(mapping, cue, episode(structure)) if mapping.events else {},
+            "mapping": {},
         }
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
-    return hits[: req.top_k]
+    kept = hits[: req.top_k]
+    for hit in kept:  # the mapping in words only for what is returned: describing costs as much as mapping
+        mapping, graph = mapped[hit.id]
+        if mapping.events:
+            hit.detail.fields["mapping"] = describe_mapping(mapping, cue, graph)
+    return kept
 
 
 def describe_mapping(mapping: Mapping, cue: Any, candidate: Any) -> dict[str, Any]:

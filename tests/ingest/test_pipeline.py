@@ -14,7 +14,7 @@ import pytest
 from engine import EdgeType, MemoryEngine, MemoryKind
 from engine.clock import ManualClock
 from engine.embedding import SentenceTransformerEmbedder
-from engine.errors import AmbiguousEntityError, MemoryNotFoundError
+from engine.errors import AmbiguousEntityError, MemoryNotFoundError, StoreError
 from engine.ingest import pipeline
 from engine.ingest.summary import IndexSummary
 from tests.conftest import START
@@ -309,7 +309,7 @@ def test_a_failure_midway_keeps_what_was_indexed_and_a_rerun_completes_it(
         real_write(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "_write", failing)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(StoreError, match="disk full"):  # an OS error is a one-line StoreError
         engine.ingest([folder])
     assert len(engine.list_memories(kind="document", limit=10)) == 2  # two batches committed, intact
     monkeypatch.setattr(pipeline, "_write", real_write)

@@ -100,4 +100,5 @@ def test_analogical_recall_finds_a_failure_from_another_domain(sample_engine: In
     other_domains = ("bistro-lumen", "helix", "juniper", "northside")
     assert any(any(d in s for d in other_domains) for s in sources), sources
     for r in results:
-        assert "outcome:failure" in r.strategy_details[0].fields["shared_structure"]
+        shared = r.strategy_details[0].fields["shared_structure"]
+        assert "act:fail" in shared or "val:failure" in shared, shared  # each result is a failure too
