@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy
+.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -33,4 +33,8 @@ bench-serve: setup
 bench-analogy: setup
 	$(BENCH_PY) -m benchmarks.analogy.analogy_eval $(ANALOGY_ARGS)
 
-bench: bench-analogy
+# Analogical recall's latency over 10k memories against the similarity floor -> results/analogy_scale.json.
+bench-analogy-scale: setup
+	$(BENCH_PY) -m benchmarks.analogy.scale $(ANALOGY_SCALE_ARGS)
+
+bench: bench-analogy bench-analogy-scale

@@ -70,6 +70,9 @@ TEMPORAL_POOL_FACTOR = 20
 TEMPORAL_POOL_MIN = 200
 # Analogical recall looks at this many embedding neighbours (times top_k) plus structural matches.
 ANALOGICAL_CANDIDATE_FACTOR = 10
+# Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
+# feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
+ANALOGICAL_MAPPED_FACTOR = 4
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}

@@ -3,6 +3,7 @@ that share no words with the cue (and so are not among its embedding neighbours)
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -81,15 +82,16 @@ class StructureIndex:
                 for g in self._postings.get(f, ()):
                     shared[g] += w
             # weighted Jaccard = shared / (cue + group - shared), as engine.analogy.features.structural_similarity
-            weighed = sorted(
-                ((w, w / (cue_total + self._weights[g] - w), g) for g, w in shared.items()),
-                key=lambda x: (-x[0], -x[1]),
+            want = limit * 5  # every group holds at least one memory, so `want` groups are always enough
+            weighed = heapq.nsmallest(
+                want,
+                ((-w, -w / (cue_total + self._weights[g] - w), g) for g, w in shared.items()),
+                key=lambda x: (x[0], x[1]),
             )
-            want = limit * 5
             scored: list[tuple[str, float]] = []
-            for _, similarity, g in weighed:
+            for _, negative_similarity, g in weighed:
                 if len(scored) >= want:
                     break
-                scored.extend((m, similarity) for m in islice(self._groups[g], want - len(scored)))
+                scored.extend((m, -negative_similarity) for m in islice(self._groups[g], want - len(scored)))
         scored.sort(key=lambda s: (-s[1], s[0]))
         return scored[:limit]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine import config
+from engine.analogy.features import structural_similarity
 from engine.analogy.mapping import Mapping, map_episodes, self_score
 from engine.analogy.text import episode
 from engine.api.requests import RecallRequest
@@ -215,6 +216,15 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     if missing:
         for i, vector in inp.store.embeddings(missing).items():
             embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
+    candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
+    if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
+        index, cue_set = inp.structures(), frozenset(inp.cue_features)
+
+        def cheap(i: str) -> float:
+            e_sim = max(0.0, min(1.0, embedding_sim[i]))
+            return alpha * e_sim + (1 - alpha) * structural_similarity(cue_set, index.features_of(i))
+
+        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
     stored = inp.store.structures_of(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
@@ -222,8 +232,6 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     hits = []
     mapped: dict[str, tuple[Mapping, Any]] = {}
     for i in candidates:
-        if i not in embedding_sim:
-            continue  # forgotten while we looked
         structure = stored.get(i, {})
         graph = episode(structure) if structure else None
         mapping = map_episodes(cue, graph, cue_self, structure.get("self")) if graph is not None else Mapping()
