@@ -502,12 +502,14 @@ class MemoryEngine:
             resolved = self.resolve_entity(request.entity_id)
             if resolved != request.entity_id:
                 request = dataclasses.replace(request, entity_id=resolved)
-        cue_embedding = self._writer.embed([request.cue])[0] if request.needs_cue_embedding else None
-        cue_structure: dict[str, Any] = {}
+        parsing = None
         if Strategy.ANALOGICAL in request.strategies:
             if not self._structures_checked:
                 self.reextract_structures()
-            cue_structure = self._writer.extractor.extract([request.cue])[0]
+            # the cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their kernels
+            parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
+        cue_embedding = self._writer.embed([request.cue])[0] if request.needs_cue_embedding else None
+        cue_structure: dict[str, Any] = parsing.result()[0] if parsing is not None else {}
         indexes = self._indexes
         inputs = RecallInputs(
             request=request,
