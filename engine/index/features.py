@@ -63,6 +63,22 @@ class StructureIndex:
     def features_of(self, memory_id: str) -> frozenset[str]:
         return self._features.get(memory_id, frozenset())
 
+    def similarities(self, features: Sequence[str], memory_ids: Iterable[str]) -> dict[str, float]:
+        """Weighted Jaccard of `features` with each memory's feature set (0 without one), from the cached
+        group weights: the same figure as engine.analogy.features.structural_similarity, cheaper."""
+        cue_weights = {f: feature_weight(f) for f in frozenset(features)}
+        cue_total = sum(cue_weights.values())
+        out: dict[str, float] = {}
+        with self._lock:
+            for memory_id in memory_ids:
+                group = self._features.get(memory_id)
+                if not group:
+                    out[memory_id] = 0.0
+                    continue
+                shared = sum(w for f, w in cue_weights.items() if f in group)
+                out[memory_id] = shared / (cue_total + self._weights[group] - shared)
+        return out
+
     def best_matches(self, features: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """The `limit` memories most structurally similar to `features`, best first.
 

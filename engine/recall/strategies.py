@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from engine import config
-from engine.analogy.features import structural_similarity
 from engine.analogy.mapping import Mapping, map_episodes, self_score
 from engine.analogy.text import episode
 from engine.api.requests import RecallRequest
@@ -218,11 +217,10 @@ def analogical(inp: RecallInputs) -> list[Hit]:
             embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
-        index, cue_set = inp.structures(), frozenset(inp.cue_features)
+        overlap = inp.structures().similarities(inp.cue_features, candidates)
 
         def cheap(i: str) -> float:
-            e_sim = max(0.0, min(1.0, embedding_sim[i]))
-            return alpha * e_sim + (1 - alpha) * structural_similarity(cue_set, index.features_of(i))
+            return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]
 
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
     stored = inp.store.structures_of(candidates) if alpha < 1 else {}
