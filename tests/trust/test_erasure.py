@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-import numpy as np
 
 from engine import MemoryEngine
 from engine.embedding import SentenceTransformerEmbedder
 from engine.index.vector import stored_forms
 from engine.store.records import RecordStore
 from engine.uploads import remove_unreferenced_uploads, uploads_dir
+from tests.trust.crash_worker import HashEmbedder  # deterministic vectors, only to pass the flush threshold fast
 
 MARKER = "Quokka-7731 wired the payroll overflow to account 88-1142 via zyzzogetonx"
 TERM = b"zyzzogetonx"  # a word only the marker has: its term must leave the text index too
-
-
-class HashEmbedder:
-    """A deterministic stand-in for the model, only to fill a store past Chroma's flush threshold quickly
-    (the HNSW file's behaviour does not depend on what the vectors mean). The real model is tested below."""
-
-    name = "hash-embedder-for-tests"
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        rows = []
-        for t in texts:
-            seed = int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "little")
-            v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
-            rows.append(v / np.linalg.norm(v))
-        return np.stack(rows)
 
 
 def files_holding(root: Path, needles: Sequence[bytes]) -> list[str]:
