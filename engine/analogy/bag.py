@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from engine.analogy.features import weighted_jaccard
+
 # Coarse classes of actions and outcomes. Each word maps to the class it signals.
 _LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
     "action": {
@@ -249,10 +251,5 @@ def feature_weight(feature: str) -> float:
 
 
 def structural_similarity(a: Iterable[str], b: Iterable[str]) -> float:
-    """Weighted Jaccard of two feature sets: 1 for the same shape, 0 for nothing in common."""
-    sa, sb = set(a), set(b)
-    union = sa | sb
-    if not union:
-        return 0.0
-    total = sum(feature_weight(f) for f in union)
-    return sum(feature_weight(f) for f in sa & sb) / total
+    """Weighted Jaccard of two feature sets (the bag's own weights): 1 for the same shape, 0 for nothing in common."""
+    return weighted_jaccard(a, b, feature_weight)

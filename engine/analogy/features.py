@@ -8,7 +8,7 @@ weighted overlap of two feature sets ranks candidates before the (dearer) struct
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from engine.analogy.graph import Episode, Event
 
@@ -43,10 +43,15 @@ def feature_weight(feature: str) -> float:
     return FEATURE_WEIGHTS.get(feature.split(":", 1)[0], 1.0)
 
 
-def structural_similarity(a: Iterable[str], b: Iterable[str]) -> float:
-    """Weighted Jaccard of two feature sets: 1 for the same abstract shape, 0 for nothing in common."""
+def weighted_jaccard(a: Iterable[str], b: Iterable[str], weight: Callable[[str], float]) -> float:
+    """Shared weight over the union's weight: 1 for the same feature set, 0 for nothing in common."""
     sa, sb = set(a), set(b)
     union = sa | sb
     if not union:
         return 0.0
-    return sum(feature_weight(f) for f in sa & sb) / sum(feature_weight(f) for f in union)
+    return sum(weight(f) for f in sa & sb) / sum(weight(f) for f in union)
+
+
+def structural_similarity(a: Iterable[str], b: Iterable[str]) -> float:
+    """Weighted Jaccard of two abstract feature sets (this module's weights)."""
+    return weighted_jaccard(a, b, feature_weight)
