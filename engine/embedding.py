@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
@@ -65,6 +65,37 @@ _MODELS: dict[tuple[str, Path], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
+def _shared_model(backend: str, path: Path, load: Callable[[], Any]) -> Any:
+    """One loaded model per backend and weights, shared by every embedder in the process."""
+    with _MODELS_LOCK:
+        key = (backend, path)
+        if key not in _MODELS:
+            _MODELS[key] = load()
+        return _MODELS[key]
+
+
+def _load_sentence_transformer(path: Path) -> Any:
+    _quiet_offline_environment()
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar at a prompt
+        return SentenceTransformer(str(path), device="cpu")
+    except Exception as exc:  # surface any loader failure as one readable error
+        raise ModelLoadError(f"could not load embedding model from {path}: {exc}") from exc
+
+
+def _load_onnx(path: Path, cache_dir: Path | None) -> _OnnxModel:
+    from engine.onnx_export import ensure_exported
+
+    graph = ensure_exported(str(path), cache_dir)
+    try:
+        return _OnnxModel(path, graph)
+    except Exception as exc:  # surface any loader failure as one readable error
+        raise ModelLoadError(f"could not load the ONNX embedding model {graph}: {exc}") from exc
+
+
 class SentenceTransformerEmbedder:
     """Lazily loads a sentence-transformers model on the CPU (torch); thread-safe; batches its input."""
 
@@ -76,22 +107,9 @@ class SentenceTransformerEmbedder:
         self._model: Any = None
 
     def _load(self) -> Any:
-        if self._model is not None:
-            return self._model
-        path = resolve_model_path(self.name)
-        with _MODELS_LOCK:
-            key = (self.backend, path)
-            if key not in _MODELS:
-                _quiet_offline_environment()
-                try:
-                    from sentence_transformers import SentenceTransformer
-                    from transformers.utils import logging as transformers_logging
-
-                    transformers_logging.disable_progress_bar()  # no "Loading weights" bar at a prompt
-                    _MODELS[key] = SentenceTransformer(str(path), device="cpu")
-                except Exception as exc:  # surface any loader failure as one readable error
-                    raise ModelLoadError(f"could not load embedding model from {path}: {exc}") from exc
-            self._model = _MODELS[key]
+        if self._model is None:
+            path = resolve_model_path(self.name)
+            self._model = _shared_model(self.backend, path, lambda: _load_sentence_transformer(path))
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -165,20 +183,9 @@ class OnnxEmbedder:
         self._pool: ThreadPoolExecutor | None = None
 
     def _load(self) -> _OnnxModel:
-        if self._model is not None:
-            return self._model
-        path = resolve_model_path(self.name)
-        with _MODELS_LOCK:
-            key = (self.backend, path)
-            if key not in _MODELS:
-                from engine.onnx_export import ensure_exported
-
-                graph = ensure_exported(str(path), self.cache_dir)
-                try:
-                    _MODELS[key] = _OnnxModel(path, graph)
-                except Exception as exc:  # surface any loader failure as one readable error
-                    raise ModelLoadError(f"could not load the ONNX embedding model {graph}: {exc}") from exc
-            self._model = _MODELS[key]
+        if self._model is None:
+            path = resolve_model_path(self.name)
+            self._model = _shared_model(self.backend, path, lambda: _load_onnx(path, self.cache_dir))
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
