@@ -124,7 +124,7 @@ def index_paths(
 
     summary = run.summary
     summary.documents_indexed = len(plans)
-    summary.entities = EntityRegistry(writer.store).count()
+    summary.entities = writer.store.count_entities()  # entities with memories: the count `stats` shows
     summary.propositions_total = Ledger(writer.store).count_propositions(present)
     summary.phase_seconds = dict(run.phases)
     summary.seconds = time.perf_counter() - started

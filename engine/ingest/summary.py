@@ -28,7 +28,7 @@ class IndexSummary:
     propositions_kept: int = 0  # unchanged propositions of changed documents: same ids and access counts
     propositions_removed: int = 0
     propositions_total: int = 0  # propositions of every document under the given paths, after the run
-    entities: int = 0  # entities in the registry after the run
+    entities: int = 0  # entities with memories after the run (as `stats` counts them)
     edges: dict[str, int] = field(default_factory=dict)  # derived edges in the store after the run, by type
     skipped: list[Skipped] = field(default_factory=list)
     extractor: str = "offline"
