@@ -87,7 +87,8 @@ def test_three_shapes_become_one_memory_per_message(
     by_text = {m.content: m for m in memories}
 
     kiln = by_text["Ana: The Kiln oven passed its inspection this morning."]
-    assert kiln.entity_id == "ana" and engine.resolve_entity("Ana") == "ana" and kiln.created_at == datetime(2026, 4, 28, 10, tzinfo=UTC)
+    assert kiln.entity_id == "ana" and engine.resolve_entity("Ana") == "ana"
+    assert kiln.created_at == datetime(2026, 4, 28, 10, tzinfo=UTC)
     assert {k: kiln.context[k] for k in ("message_id", "session", "source", "format")} == {
         "message_id": "m1", "session": 1, "source": "chats/2026-04-28-kiln.json", "format": "conversation"}
 
