@@ -134,7 +134,7 @@ def index_paths(
         summary.edges[type_] = summary.edges.get(type_, 0) + n
     summary.documents_indexed = len(plans) + len(conversations)
     summary.conversations = len(conversations)
-    summary.entities = EntityRegistry(writer.store).count()
+    summary.entities = writer.store.count_entities()  # entities with memories: the count `stats` shows
     summary.propositions_total = Ledger(writer.store).count_propositions(present)
     summary.messages_total = Ledger(writer.store).role_counts(present).get(MESSAGE, 0)
     summary.phase_seconds = dict(run.phases)

@@ -34,7 +34,7 @@ class IndexSummary:
     messages_kept: int = 0  # unchanged messages of changed conversations: same ids and access counts
     messages_removed: int = 0
     messages_total: int = 0  # messages of every conversation under the given paths, after the run
-    entities: int = 0  # entities in the registry after the run
+    entities: int = 0  # entities with memories after the run (as `stats` counts them)
     edges: dict[str, int] = field(default_factory=dict)  # derived edges in the store after the run, by type
     skipped: list[Skipped] = field(default_factory=list)
     extractor: str = "offline"
