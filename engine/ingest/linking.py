@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from engine.ingest.drafts import CausalCue, Side
 from engine.models import Edge, EdgeType
 from engine.store.entities import EntityRegistry
-from engine.store.ledger import DOCUMENT, Ledger, LinkRow
+from engine.store.ledger import DOCUMENT, MESSAGE, Ledger, LinkRow
 from engine.store.records import RecordStore
 
 ORIGIN = "ingest"
@@ -112,7 +112,7 @@ def derive_edges(rows: Sequence[LinkRow]) -> list[Edge]:
     props = [
         _Prop(r, frozenset(r.analysis.get("kw", ())), frozenset(r.analysis.get("core", ())),
               [CausalCue.from_dict(c) for c in r.analysis.get("causes", ())])
-        for r in rows if r.role != DOCUMENT
+        for r in rows if r.role not in (DOCUMENT, MESSAGE)  # messages are linked when they are written
     ]
     by_source: dict[str, dict[int, _Prop]] = defaultdict(dict)
     for p in props:
@@ -161,10 +161,14 @@ def _restates(p: _Prop, prev: _Prop | None) -> bool:
 
 def _causal_edges(props: Sequence[_Prop], by_source: dict[str, dict[int, _Prop]], add: _Adder) -> None:
     index = ReferentIndex(props)
+    clauses: dict[tuple[str, int], set[str]] = defaultdict(set)  # a sentence's split-out clauses, found once
+    for q in props:                                               # (per cue it was quadratic in a long document)
+        parent = q.row.analysis.get("derived_from")
+        if parent is not None:
+            clauses[(q.row.source, parent)].add(q.id)
     for p in props:
         for cue in p.causes:
-            mine = {p.id} | {q.id for q in by_source[p.row.source].values()
-                             if q.row.analysis.get("derived_from") == p.row.position}
+            mine = {p.id} | clauses.get((p.row.source, p.row.position), set())
             cause, cause_quality = _node(cue.cause, p, by_source, index, mine)
             if cause is None:
                 continue
