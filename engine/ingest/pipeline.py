@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -52,6 +54,8 @@ MAX_PROPOSITION_CHARS = 2000
 EMBED_DOCUMENT_CHARS = 600
 
 PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -111,6 +115,7 @@ def index_paths(
     EntityRegistry(writer.store).ensure_tables()
 
     fresh, present = run.timed("reading", run.read, paths)
+    opening = _open_vector_index_meanwhile(writer) if fresh else None
     if fresh:
         run.timed("loading models", run.load_models)
     drafts, vectors = run.timed("analysing", run.analyse, fresh)
@@ -121,6 +126,8 @@ def index_paths(
         _write(writer, batch, vectors, run.summary, run.phases)
         run.tick("writing", min(start + config.INGEST_DOCUMENT_BATCH, len(plans)), len(plans))
     run.timed("linking", run.link)
+    if opening is not None:
+        opening.join()
 
     summary = run.summary
     summary.documents_indexed = len(plans)
@@ -129,6 +136,22 @@ def index_paths(
     summary.phase_seconds = dict(run.phases)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _open_vector_index_meanwhile(writer: Writer) -> threading.Thread:
+    """Open the vector index (importing Chroma: seconds of a cold `hebbs index`) on a side thread while
+    the models load and spaCy analyses, instead of at the first commit. A failure is left for the first
+    commit to raise: it opens the index again itself."""
+
+    def open_index() -> None:
+        try:
+            writer.indexes.vectors  # noqa: B018 - the property opens and reconciles the index
+        except Exception as exc:  # noqa: BLE001 - the first commit reopens it and raises there
+            log.debug("vector index not opened ahead of the first write: %s", exc)
+
+    thread = threading.Thread(target=open_index, name="hebbs-open-vectors", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass
