@@ -1,10 +1,12 @@
 """LoCoMo (Maharana et al., 2024; CC BY-NC 4.0): load it, import it into stores, and score retrieval as the
 paper does.
 
-Each dialog turn becomes one memory: `entity_id` = the speaker, `created_at` = the session's date-time
-plus the turn's order (in seconds), `context` = {conversation, session, dia_id}, and an image's caption
-appended to the text. Consecutive turns of a conversation are linked `earlier --followed_by--> later`.
-One store per conversation, as in the paper (questions are about one conversation).
+Each conversation is imported through the engine's own conversation format (`MemoryEngine.ingest` on a
+per-conversation JSON in LoCoMo's shape: see docs/indexing.md), the path a user's chats take: one memory
+per dialog turn, content `Speaker: text` (an image's caption appended), `entity_id` = the speaker,
+`created_at` = the session's date-time plus the turn's order in seconds, `context` = {conversation,
+session, message_id = the dia_id, ...}; consecutive turns of a session are linked `earlier --followed_by-->
+later`. One store per conversation, as in the paper (questions are about one conversation).
 
 R@k (the paper's `recall_acc`): for each question, the fraction of its evidence dialog ids found among
 the dia_ids of the top k retrieved memories; a question without evidence counts as 1; the mean over
@@ -15,13 +17,14 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engine import MemoryEngine, NewMemory
+from engine import MemoryEngine
 
 KS = (5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -37,10 +40,12 @@ _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 class Turn:
     dia_id: str
     speaker: str
-    text: str
+    text: str  # "Speaker: what was said [shares a photo: caption]": the memory's content
     session: int
     order: int  # position within the conversation
     at: datetime
+    said: str = ""  # what was said, as in the file
+    caption: str = ""  # the shared photo's caption, if any
 
     @property
     def content(self) -> str:
@@ -105,6 +110,8 @@ def load(path: Path) -> list[Conversation]:
                         s,
                         len(turns),
                         start + timedelta(seconds=len(turns)),
+                        str(raw.get("text", "")).strip(),
+                        str(raw.get("blip_caption") or "").strip(),
                     )
                 )
         questions = tuple(
@@ -115,20 +122,32 @@ def load(path: Path) -> list[Conversation]:
     return conversations
 
 
+def conversation_json(conv: Conversation) -> dict[str, Any]:
+    """The conversation in LoCoMo's own shape (numbered sessions with their date-times), as a user's file."""
+    body: dict[str, Any] = {"speaker_a": conv.speakers[0], "speaker_b": conv.speakers[-1]}
+    for t in conv.turns:
+        key = f"session_{t.session}"
+        if key not in body:
+            body[f"{key}_date_time"] = (t.at - timedelta(seconds=t.order)).isoformat()
+            body[key] = []
+        turn: dict[str, Any] = {"speaker": t.speaker, "dia_id": t.dia_id, "text": t.said}
+        if t.caption:
+            turn["blip_caption"] = t.caption
+        body[key].append(turn)
+    return {"sample_id": conv.sample_id, "conversation": body}
+
+
 def import_conversation(engine: MemoryEngine, conv: Conversation) -> dict[str, str]:
-    """Write one conversation into `engine`; returns memory id -> dia_id."""
-    items = [
-        NewMemory(
-            t.content,
-            entity_id=t.speaker,
-            created_at=t.at,
-            context={"conversation": conv.sample_id, "session": t.session, "dia_id": t.dia_id},
-        )
-        for t in conv.turns
-    ]
-    memories = engine.remember_many(items)
-    engine.add_edges([(a.id, b.id, "followed_by") for a, b in zip(memories, memories[1:], strict=False)])
-    return {m.id: t.dia_id for m, t in zip(memories, conv.turns, strict=True)}
+    """Write one conversation into `engine` through its conversation ingest path; returns memory id -> dia_id
+    (read back from each memory's `message_id`)."""
+    with tempfile.TemporaryDirectory(prefix="hebbs-locomo-") as folder:
+        path = Path(folder) / f"{conv.sample_id}.json"
+        path.write_text(json.dumps(conversation_json(conv)), encoding="utf-8")
+        summary = engine.ingest([path])
+    if summary.skipped:
+        raise ValueError(f"{conv.sample_id}: {summary.skipped[0].reason}")
+    memories = engine.list_memories(kind="episode", limit=len(conv.turns) + 1)
+    return {m.id: str(m.context["message_id"]) for m in memories if "message_id" in m.context}
 
 
 def recall_at_k(retrieved: Sequence[str], evidence: Sequence[str]) -> float:

@@ -12,7 +12,7 @@ import streamlit as st
 
 from engine import HebbsError, Memory, MemoryEngine, RecallResult, build_request
 from workbench import views
-from workbench.session import RECALLING, attempt, memory_label, show_error, show_table
+from workbench.session import attempt, memory_label, recalling, show_error, show_table
 
 ROW_HEIGHT_PX = 72  # Streamlit wraps cell text only in rows taller than 4rem (64 px): three lines fit
 CONTENT_WIDTH_PX = 560
@@ -76,6 +76,12 @@ def selected_row(key: str, rows: int) -> int | None:
     return picked[0] if picked and 0 <= picked[0] < rows else None
 
 
+def edge_table(edges: pd.DataFrame, key: str) -> None:
+    """A memory's edges with the other memory's content first, wide and wrapped (its id last)."""
+    show_table(edges, key, row_height=ROW_HEIGHT_PX, height=table_height(len(edges)),
+               column_config={"other": st.column_config.TextColumn("other memory", width="large")})
+
+
 def memory_panel(engine: MemoryEngine, memory: Memory, key: str, result: RecallResult | None = None,
                  details: pd.DataFrame | None = None) -> None:
     """A memory in full: its whole content, its id (with a copy button), fields, signals, strategy details,
@@ -100,8 +106,7 @@ def memory_panel(engine: MemoryEngine, memory: Memory, key: str, result: RecallR
     with tabs[3]:
         edges = attempt(views.edges_with_neighbours, engine, memory.id, action="Could not read edges")
         if edges is not None and len(edges):
-            show_table(content_first(edges.rename(columns={"other": "content"})), f"{key}_edges",
-                       column_config={"content": st.column_config.TextColumn("other memory", width="large")})
+            edge_table(edges, f"{key}_edges")
         elif edges is not None:
             st.caption("This memory has no edges.")
     with tabs[4]:
@@ -129,7 +134,7 @@ def search_memories(engine: MemoryEngine, query: str) -> list[str]:
     request = attempt(build_request, query, top_k=SEARCH_RESULTS, action="Invalid search")
     if request is None:
         return []
-    with st.spinner(RECALLING):
+    with st.spinner(recalling()):
         found = attempt(engine.retrieve, request, action="Search failed")
     return [r.memory.id for r in found or []]
 

@@ -98,6 +98,13 @@ _TEMPLATE = """<!DOCTYPE html>
     }));
   }
   network.on("zoom", function (params) { showLabels(params.scale); });
+  // Clicking a node asks the page to make it the seed (the page's click bridge passes it to Python,
+  // which accepts only ids of nodes it drew).
+  network.on("click", function (params) {
+    if (params.nodes.length === 1 && window.parent !== window) {
+      window.parent.postMessage({ type: "{{ click_message }}", id: String(params.nodes[0]) }, "*");
+    }
+  });
   network.on("hoverNode", function (params) {
     network.body.data.nodes.update({ id: params.node, font: { size: 13 } });
   });
@@ -118,15 +125,18 @@ _TEMPLATE = """<!DOCTYPE html>
 </html>
 """
 
-_TEMPLATE = _TEMPLATE.replace("{{ small_graph }}", str(SMALL_GRAPH))
+CLICK_MESSAGE = "hebbs-graph-seed"  # the message a clicked node posts to the page around the graph
+_TEMPLATE = _TEMPLATE.replace("{{ small_graph }}", str(SMALL_GRAPH)).replace("{{ click_message }}", CLICK_MESSAGE)
 
 _OPTIONS = {
     "nodes": {"font": {"multi": False, "size": 13, "face": "sans-serif"}, "borderWidth": 1},
     "edges": {"smooth": {"type": "continuous"}, "arrows": {"to": {"enabled": True, "scaleFactor": 0.6}}},
     "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
+    "layout": {"improvedLayout": True},
     "physics": {
         "solver": "barnesHut",
-        "barnesHut": {"gravitationalConstant": -9000, "springLength": 160, "springConstant": 0.03},
+        "barnesHut": {"gravitationalConstant": -9000, "springLength": 160, "springConstant": 0.03,
+                      "avoidOverlap": 0.6},
         "stabilization": {"enabled": True, "iterations": 300},
     },
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +21,8 @@ T = TypeVar("T")
 # The sample corpus shipped with the repository (absent from a plain wheel install).
 SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 
-RECALLING = "Recalling… (the first recall also loads the embedding model)"
+RECALLING = "Recalling…"
+LOADING_MODEL = "Loading the embedding model (once per server start, about 10 s on a CPU), then recalling…"
 EMPTY_STORE_MESSAGE = (
     "No memories yet: index the sample data on the **Ingest** page (or run `make run`), "
     "or add a memory on the **Memories** page."
@@ -39,6 +41,30 @@ def get_engine(data_dir: str) -> MemoryEngine:
     return MemoryEngine(data_dir, embedder=get_embedder(config.default_embedding_model()))
 
 
+@st.cache_resource(show_spinner=False)
+def warm_up(model: str) -> threading.Event:
+    """Load the embedding model in the background once the server opens a store, so the first recall does
+    not wait for it; the returned event is set when it is loaded (or failed: the recall then shows why)."""
+    ready = threading.Event()
+    embedder = get_embedder(model)
+
+    def load() -> None:
+        try:
+            embedder.encode(["warm up"])
+        except Exception:
+            log.exception("the embedding model did not load in the background")
+        finally:
+            ready.set()
+
+    threading.Thread(target=load, name="hebbs-model-warm-up", daemon=True).start()
+    return ready
+
+
+def recalling() -> str:
+    """The spinner's words for a recall: it says so when the model is still loading."""
+    return RECALLING if warm_up(config.default_embedding_model()).is_set() else LOADING_MODEL
+
+
 def data_dir() -> Path:
     """The data directory the workbench opens: `HEBBS_DATA_DIR`, else `./hebbs-data`."""
     return config.default_data_dir().resolve()
@@ -49,6 +75,7 @@ def current_engine() -> MemoryEngine:
     engine = attempt(get_engine, str(data_dir()), action="Could not open the memory store")
     if engine is None:
         st.stop()
+    warm_up(config.default_embedding_model())
     return engine
 
 

@@ -235,8 +235,12 @@ def memory_fields_frame(memory: Memory) -> pd.DataFrame:
     return pd.DataFrame({"field": list(data), "value": [str(v) if v is not None else "" for v in data.values()]})
 
 
+EDGE_COLUMNS = ["other", "direction", "type", "confidence", "other_id"]
+
+
 def edges_frame(memory_id: str, edges: Sequence[Edge], memories: Mapping[str, Memory]) -> pd.DataFrame:
-    """A memory's edges, read from its side: direction, type, confidence and the other memory."""
+    """A memory's edges, read from its side: the other memory's content first (what people read), then
+    direction, type and confidence; the other memory's id last."""
     rows = []
     for e in edges:
         outgoing = e.source == memory_id
@@ -244,14 +248,14 @@ def edges_frame(memory_id: str, edges: Sequence[Edge], memories: Mapping[str, Me
         other_memory = memories.get(other)
         rows.append(
             {
+                "other": snippet(other_memory.content, 200) if other_memory else "(missing)",
                 "direction": "out →" if outgoing else "← in",
                 "type": e.type.value,
                 "confidence": e.confidence,
-                "other": snippet(other_memory.content, 100) if other_memory else "(missing)",
                 "other_id": other,
             }
         )
-    return pd.DataFrame(rows, columns=["direction", "type", "confidence", "other", "other_id"])
+    return pd.DataFrame(rows, columns=EDGE_COLUMNS)
 
 
 def edges_with_neighbours(engine: MemoryEngine, memory_id: str) -> pd.DataFrame:

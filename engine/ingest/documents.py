@@ -1,4 +1,5 @@
-"""Finding and reading documents: Markdown (with YAML frontmatter), plain text, JSON chat transcripts.
+"""Finding and reading documents: Markdown (with YAML frontmatter), plain text, JSON chat transcripts
+(conversations, read by `engine.ingest.conversations`).
 
 A document becomes a list of blocks (paragraphs, list items, chat messages), each with the heading path
 above it. Anything that cannot be read as such (unreadable, binary, empty, huge, malformed) is reported
@@ -21,6 +22,7 @@ from typing import Any
 import yaml
 
 from engine import config
+from engine.ingest.conversations import Conversation, NotAConversation, read_conversation
 from engine.ingest.summary import Skipped
 
 _FILENAME_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
@@ -117,8 +119,8 @@ def _walk(root: Path) -> Iterator[Path]:
                 yield Path(dirpath) / name
 
 
-def read_document(path: Path, display: str) -> SourceDocument | Skipped:
-    """Read and segment one file, or say why it cannot be indexed."""
+def read_document(path: Path, display: str) -> SourceDocument | Conversation | Skipped:
+    """Read and segment one file (a JSON chat transcript is a `Conversation`), or say why it cannot be indexed."""
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read forever; devices, sockets: no text
@@ -143,8 +145,8 @@ def read_document(path: Path, display: str) -> SourceDocument | Skipped:
     suffix = path.suffix.lower()
     try:
         if suffix == ".json":
-            doc = _read_chat(path, display, text, content_hash, mtime)
-        elif suffix in (".md", ".markdown"):
+            return _read_chat(path, display, text, content_hash, mtime)
+        if suffix in (".md", ".markdown"):
             doc = _read_markdown(path, display, text, content_hash, mtime)
         else:
             doc = _read_text(path, display, text, content_hash, mtime)
@@ -372,40 +374,15 @@ def _first_iso_date(line: str) -> str | None:
 
 
 # --- chat transcripts -------------------------------------------------------------------------------------
-def _read_chat(path: Path, display: str, text: str, content_hash: str, mtime: datetime) -> SourceDocument:
+def _read_chat(path: Path, display: str, text: str, content_hash: str, mtime: datetime) -> Conversation:
+    """A JSON chat transcript, read as a conversation (see `engine.ingest.conversations`)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _Unusable(f"invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        data = data["messages"]
-    if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
-        raise _Unusable('not a chat transcript (expected a list of {"speaker", "text", "time"} objects)')
-    blocks: list[Block] = []
-    first_time: datetime | None = None
-    last_time: datetime | None = None
-    for message in data:
-        body = message.get("text")
-        if not isinstance(body, str) or not body.strip():
-            continue
-        when = parse_datetime(message.get("time"))
-        if when is not None:
-            last_time = when.astimezone(UTC)
-            first_time = first_time or last_time
-        speaker = message.get("speaker")
-        blocks.append(Block(" ".join(body.split()), (), str(speaker).strip() if speaker else None, last_time))
-    if not blocks:
-        raise _Unusable('not a chat transcript (no message has a "text")')
-    when, source = _document_date(path, first_time, mtime, "first message")
-    title = re.sub(r"^\d{4}-\d{2}-\d{2}-?", "", path.stem).replace("-", " ").replace("_", " ").strip()
-    return SourceDocument(
-        path=path,
-        source=str(path),
-        display=display,
-        format="chat",
-        title=title.capitalize() or path.stem,
-        blocks=blocks,
-        content_hash=content_hash,
-        date=when,
-        date_source=source,
-    )
+    fallback, source = _document_date(path, None, mtime, "document")
+    try:
+        return read_conversation(data, path=path, display=display, content_hash=content_hash, fallback=fallback,
+                                 fallback_source=source)
+    except NotAConversation as exc:
+        raise _Unusable(str(exc)) from None

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from engine.ingest.drafts import CausalCue, Side
 from engine.models import Edge, EdgeType
 from engine.store.entities import EntityRegistry
-from engine.store.ledger import DOCUMENT, Ledger, LinkRow
+from engine.store.ledger import DOCUMENT, MESSAGE, Ledger, LinkRow
 from engine.store.records import RecordStore
 
 ORIGIN = "ingest"
@@ -112,7 +112,7 @@ def derive_edges(rows: Sequence[LinkRow]) -> list[Edge]:
     props = [
         _Prop(r, frozenset(r.analysis.get("kw", ())), frozenset(r.analysis.get("core", ())),
               [CausalCue.from_dict(c) for c in r.analysis.get("causes", ())])
-        for r in rows if r.role != DOCUMENT
+        for r in rows if r.role not in (DOCUMENT, MESSAGE)  # messages are linked when they are written
     ]
     by_source: dict[str, dict[int, _Prop]] = defaultdict(dict)
     for p in props:

@@ -1,9 +1,11 @@
 """`index_paths`: documents in, memories and edges out, idempotently.
 
 Steps: discover and read files (bad ones become `Skipped` lines) -> skip documents whose content hash is
-unchanged -> analyse the rest (spaCy, batched; or the LLM extractor) -> resolve entities against the
-registry -> date each proposition -> per batch of documents: forget what changed or disappeared, embed
-what is new, commit memories and ledger rows in one transaction -> recompute derived edges.
+unchanged -> write new or changed conversations (JSON chats: one memory per message, no sentence
+analysis; see `engine.ingest.conversation_writer`) -> analyse the rest (spaCy, batched; or the LLM
+extractor) -> resolve entities against the registry -> date each proposition -> per batch of documents:
+forget what changed or disappeared, embed what is new, commit memories and ledger rows in one
+transaction -> recompute derived edges.
 
 A failure mid-way leaves every committed batch intact; the ledger knows what is done, so a rerun
 analyses only the rest, and the edge pass (marked dirty until it completes) runs again.
@@ -33,6 +35,9 @@ from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest import salience
 from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.conversation_writer import ORIGIN as CONVERSATION_ORIGIN
+from engine.ingest.conversation_writer import write_conversations
+from engine.ingest.conversations import Conversation
 from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.drafts import Draft
@@ -41,7 +46,7 @@ from engine.ingest.linking import count_edges, relink
 from engine.ingest.summary import IndexSummary, Skipped
 from engine.models import MemoryKind, iso
 from engine.store.entities import EntityRegistry
-from engine.store.ledger import DOCUMENT, PROPOSITION, Ledger, LedgerRow
+from engine.store.ledger import DOCUMENT, MESSAGE, PROPOSITION, Ledger, LedgerRow
 from engine.store.records import MemoryRecord, RecordStore
 from engine.writer import Writer
 
@@ -114,10 +119,12 @@ def index_paths(
     Ledger(writer.store).ensure_tables()
     EntityRegistry(writer.store).ensure_tables()
 
-    fresh, present = run.timed("reading", run.read, paths)
+    fresh, conversations, present = run.timed("reading", run.read, paths)
     opening = _open_vector_index_meanwhile(writer) if fresh else None
-    if fresh:
+    if fresh or conversations:
         run.timed("loading models", run.load_models)
+    write_conversations(writer, conversations, run.summary, run.phases)
+    run.tick("writing", len(conversations), len(conversations))
     drafts, vectors = run.timed("analysing", run.analyse, fresh)
     fresh = [doc for doc, ds in zip(fresh, drafts, strict=True) if ds is not None]
     plans = run.timed("analysing", run.plan, fresh, [ds for ds in drafts if ds is not None])
@@ -130,9 +137,13 @@ def index_paths(
         opening.join()
 
     summary = run.summary
-    summary.documents_indexed = len(plans)
-    summary.entities = EntityRegistry(writer.store).count()
+    for type_, n in writer.store.count_edges_by_type(CONVERSATION_ORIGIN).items():
+        summary.edges[type_] = summary.edges.get(type_, 0) + n
+    summary.documents_indexed = len(plans) + len(conversations)
+    summary.conversations = len(conversations)
+    summary.entities = writer.store.count_entities()  # entities with memories: the count `stats` shows
     summary.propositions_total = Ledger(writer.store).count_propositions(present)
+    summary.messages_total = Ledger(writer.store).role_counts(present).get(MESSAGE, 0)
     summary.phase_seconds = dict(run.phases)
     summary.seconds = time.perf_counter() - started
     return summary
@@ -171,14 +182,16 @@ class _Run:
         finally:
             self.phases[phase] += time.perf_counter() - mark
 
-    def read(self, paths: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
-        """Documents to analyse (new or changed), and the sources of every readable one; forgets documents
-        that disappeared from the folders."""
+    def read(self, paths: Sequence[str | Path]) -> tuple[list[SourceDocument], list[Conversation], list[str]]:
+        """Documents to analyse and conversations to write (new or changed), and the sources of every
+        readable file; forgets documents that disappeared from the folders."""
         store, ledger = self.writer.store, Ledger(self.writer.store)
         files, skipped, roots = discover(paths)
         self.summary.skipped.extend(skipped)
         indexed = ledger.documents()
+        chats = ledger.conversations()
         fresh: list[SourceDocument] = []
+        conversations: list[Conversation] = []
         present: list[str] = []
         for i, (path, display) in enumerate(files):
             doc = read_document(path, display)
@@ -187,19 +200,26 @@ class _Run:
                 self.summary.skipped.append(doc)
                 continue
             present.append(doc.source)
-            if indexed.get(doc.source, ("", ""))[1] == document_stamp(doc, self.extractor.name):
+            if isinstance(doc, Conversation):
+                if chats.get(doc.source) == doc.stamp and doc.source not in indexed:
+                    self.summary.documents_unchanged += 1
+                else:
+                    conversations.append(doc)
+            elif indexed.get(doc.source, ("", ""))[1] == document_stamp(doc, self.extractor.name):
                 self.summary.documents_unchanged += 1
             else:
                 fresh.append(doc)
-        gone = [s for s in indexed if _under(s, roots) and s not in present and not Path(s).exists()]
-        if fresh or gone:
+        gone = [s for s in sorted({*indexed, *chats}) if _under(s, roots) and s not in present and not Path(s).exists()]
+        if fresh or gone or conversations:  # (messages' speakers count as entity mentions)
             store.set_meta(LINKS_META_KEY, "dirty")
         if gone:
+            roles = ledger.role_counts(gone)
             doomed = ledger.memory_ids(gone)
-            self.summary.propositions_removed += len(doomed) - len(gone)
+            self.summary.propositions_removed += roles.get(PROPOSITION, 0)
+            self.summary.messages_removed += roles.get(MESSAGE, 0)
             self.writer.forget(sorted(store.existing(doomed)), erase=False)
             self.summary.documents_removed = len(gone)
-        return fresh, present
+        return fresh, conversations, present
 
     def load_models(self) -> None:
         """Load spaCy and the embedder up front (once per process), so the time they take is reported apart."""

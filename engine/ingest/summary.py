@@ -19,7 +19,8 @@ class Skipped:
 
 @dataclass
 class IndexSummary:
-    """Counts of one run. `documents_*` and `propositions_*` split the work into new, changed, kept, removed."""
+    """Counts of one run. `documents_*`, `propositions_*` and `messages_*` split the work into new, changed,
+    kept, removed. Conversations (JSON chats) count as documents; their messages are not propositions."""
 
     documents_indexed: int = 0  # new or changed documents analysed in this run
     documents_unchanged: int = 0  # same content hash as last time: not analysed again
@@ -28,7 +29,12 @@ class IndexSummary:
     propositions_kept: int = 0  # unchanged propositions of changed documents: same ids and access counts
     propositions_removed: int = 0
     propositions_total: int = 0  # propositions of every document under the given paths, after the run
-    entities: int = 0  # entities in the registry after the run
+    conversations: int = 0  # of the documents, JSON chat transcripts (one memory per message)
+    messages_added: int = 0
+    messages_kept: int = 0  # unchanged messages of changed conversations: same ids and access counts
+    messages_removed: int = 0
+    messages_total: int = 0  # messages of every conversation under the given paths, after the run
+    entities: int = 0  # entities with memories after the run (as `stats` counts them)
     edges: dict[str, int] = field(default_factory=dict)  # derived edges in the store after the run, by type
     skipped: list[Skipped] = field(default_factory=list)
     extractor: str = "offline"
@@ -56,6 +62,11 @@ class IndexSummary:
             "propositions_added": self.propositions_added,
             "propositions_kept": self.propositions_kept,
             "propositions_removed": self.propositions_removed,
+            "conversations": self.conversations,
+            "messages": self.messages_total,
+            "messages_added": self.messages_added,
+            "messages_kept": self.messages_kept,
+            "messages_removed": self.messages_removed,
             "entities": self.entities,
             "edges": dict(sorted(self.edges.items())),
             "skipped": [s.to_dict() for s in self.skipped],

@@ -1,7 +1,8 @@
 """The ingestion ledger: which memories came from which document, with their content hashes.
 
-One row per `document` or `proposition` memory, in the record store's SQLite file. Rows go away with
-their memory (ON DELETE CASCADE), so forgetting a memory by hand never leaves the ledger pointing at it.
+One row per `document`, `proposition` or conversation `message` memory, in the record store's SQLite
+file. Rows go away with their memory (ON DELETE CASCADE), so forgetting a memory by hand never leaves
+the ledger pointing at it.
 Re-indexing compares hashes here: an unchanged document is not analysed again; in a changed one,
 propositions whose hash is unchanged keep their ids (and access counts).
 """
@@ -29,6 +30,7 @@ CREATE INDEX IF NOT EXISTS ingested_source ON ingested (source, role);
 """
 DOCUMENT = "document"
 PROPOSITION = "proposition"
+MESSAGE = "message"  # one turn of a conversation (a JSON chat transcript); its analysis holds the file's stamp
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,33 @@ class Ledger:
             "SELECT content_hash, memory_id FROM ingested WHERE source = ? AND role = ?", (source, PROPOSITION)
         )
         return {r[0]: r[1] for r in rows}
+
+    def conversations(self) -> dict[str, str]:
+        """source -> stamp of every conversation that still has a message."""
+        rows = self.store.read(
+            "SELECT source, max(json_extract(analysis, '$.stamp')) FROM ingested WHERE role = ? GROUP BY source",
+            (MESSAGE,),
+        )
+        return {r[0]: str(r[1] or "") for r in rows}
+
+    def messages(self, source: str) -> dict[str, str]:
+        """chained content hash -> memory id of a conversation's messages."""
+        rows = self.store.read(
+            "SELECT content_hash, memory_id FROM ingested WHERE source = ? AND role = ?", (source, MESSAGE)
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def role_counts(self, sources: Sequence[str]) -> dict[str, int]:
+        """How many memories of each role the given sources have."""
+        counts: dict[str, int] = {}
+        for start in range(0, len(sources), 500):
+            chunk = list(sources[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for role, n in self.store.read(
+                f"SELECT role, count(*) FROM ingested WHERE source IN ({marks}) GROUP BY role", tuple(chunk)
+            ):
+                counts[role] = counts.get(role, 0) + int(n)
+        return counts
 
     def memory_ids(self, sources: Iterable[str]) -> list[str]:
         found: list[str] = []

@@ -92,6 +92,9 @@ def summary_lines(s: IndexSummary) -> list[str]:
         f"{s.documents_removed} removed)",
         f"propositions  {s.propositions_total} ({s.propositions_added} added, {s.propositions_kept} kept, "
         f"{s.propositions_removed} removed)",
+        *([f"messages      {s.messages_total} ({s.messages_added} added, {s.messages_kept} kept, "
+             f"{s.messages_removed} removed; one memory per chat message)"]
+          if s.messages_total or s.messages_removed else []),
         f"entities      {s.entities}",
         "edges         " + (", ".join(f"{t} {n}" for t, n in sorted(s.edges.items())) or "none"),
         f"time          {s.seconds:.1f} s"

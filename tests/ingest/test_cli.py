@@ -36,9 +36,10 @@ def test_index_prints_a_summary(hebbs: Run, write: Write) -> None:
     lines = out.splitlines()
     assert lines[0] == "documents     5 (5 new or changed, 0 unchanged, 0 removed)"
     assert lines[1].startswith("propositions  ") and "added, 0 kept, 0 removed)" in lines[1]
-    assert lines[2].startswith("entities      ")
-    assert lines[3].startswith("edges         caused_by ") and "proposition_of" in lines[3]
-    assert lines[4].startswith("time          ") and "propositions/s" in lines[4]
+    assert lines[2] == "messages      2 (2 added, 0 kept, 0 removed; one memory per chat message)"
+    assert lines[3].startswith("entities      ")
+    assert lines[4].startswith("edges         caused_by ") and "proposition_of" in lines[4]
+    assert lines[5].startswith("time          ") and "propositions/s" in lines[5]
     assert lines[-2:] == ["skipped       1 file:", "  legal/scan.md: binary file"]
     code, out, _ = hebbs("index", str(folder))
     assert out.splitlines()[0] == "documents     5 (0 new or changed, 5 unchanged, 0 removed)"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine import config
+from engine.ingest.conversations import Conversation
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.summary import Skipped
 
@@ -68,39 +68,15 @@ def test_chat_transcript_speakers_and_times(write: Write) -> None:
         ' {"speaker": "Sofia", "text": "  ", "time": "2026-03-21T08:40:00Z"},'
         ' {"speaker": "Sofia", "text": "Paused.", "time": "2026-03-21T08:41:00Z"}]',
     )
-    doc = read(path)
-    assert doc.format == "chat" and doc.title == "Triage"
-    assert [(b.speaker, b.text, b.time) for b in doc.blocks] == [
-        ("Dana", "Morning.", datetime(2026, 3, 21, 8, 30, tzinfo=UTC)),
-        ("Rahul", "No time on this one.", datetime(2026, 3, 21, 8, 30, tzinfo=UTC)),  # the last known time
-        ("Sofia", "Paused.", datetime(2026, 3, 21, 8, 41, tzinfo=UTC)),
+    conv = read_document(path, path.name)
+    assert isinstance(conv, Conversation)
+    assert conv.format == "conversation" and conv.title == "Triage" and conv.shape == "messages"
+    assert [(m.speaker, m.text, m.at, m.time_source) for m in conv.messages] == [
+        ("Dana", "Morning.", datetime(2026, 3, 21, 8, 30, tzinfo=UTC), "message"),
+        ("Rahul", "No time on this one.", datetime(2026, 3, 21, 8, 30, 1, tzinfo=UTC), "previous message"),
+        ("Sofia", "Paused.", datetime(2026, 3, 21, 8, 41, tzinfo=UTC), "message"),
     ]
-    assert doc.date == datetime(2026, 3, 21, 8, 30, tzinfo=UTC)
-
-
-def test_date_falls_back_to_file_name_then_modification_time(write: Write) -> None:
-    named = read(write("2026-05-02-notes.txt", "Notes\n\nThe team met.\n"))
-    assert named.date == datetime(2026, 5, 2, tzinfo=UTC) and named.date_source == "file name"
-    path = write("notes.txt", "Notes\n\nThe team met.\n")
-    os.utime(path, (1767225600, 1767225600))  # 2026-01-01T00:00:00Z
-    plain = read(path)
-    assert plain.date == datetime(2026, 1, 1, tzinfo=UTC) and plain.date_source == "file modification time"
-
-
-def test_discover_walks_folders_and_passes_over_readme_hidden_and_unsupported(write: Write, tmp_path: Path) -> None:
-    write("a.md", "A text.")
-    write("sub/b.txt", "B text.")
-    write("sub/README.md", "About this folder.")
-    write(".hidden/c.md", "Hidden.")
-    write("image.png", b"\x89PNG")
-    lone = write("table.csv", "a,b")
-    files, skipped, roots = discover([tmp_path / "docs", lone, tmp_path / "missing"])
-    assert [display for _, display in files] == ["docs/a.md", "docs/sub/b.txt"]
-    assert roots == [(tmp_path / "docs").resolve()]
-    assert {(s.path, s.reason) for s in skipped} == {
-        ("table.csv", "unsupported file type .csv"),
-        (str(tmp_path / "missing"), "no such file or folder"),
-    }
+    assert conv.date == datetime(2026, 3, 21, 8, 30, tzinfo=UTC)
 
 
 def test_an_explicit_readme_is_skipped_with_a_reason(write: Write) -> None:

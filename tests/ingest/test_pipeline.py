@@ -102,14 +102,17 @@ def test_documents_and_propositions_with_their_edges(indexed: tuple[MemoryEngine
     assert (summary.documents, summary.documents_indexed, summary.skipped) == (5, 5, [])  # README passed over
     docs = engine.list_memories(kind="document", limit=100)
     props = engine.list_memories(kind="proposition", limit=1000)
-    assert len(docs) == 5 and len(props) == summary.propositions_total == summary.propositions_added
+    assert len(docs) == 4 and len(props) == summary.propositions_total == summary.propositions_added
+    assert (summary.conversations, summary.messages_total) == (1, 2)  # the chat: one memory per message
     for p in props:
         parents = [e.target for e in engine.edges_of(p.id) if e.type == EdgeType.PROPOSITION_OF and e.source == p.id]
         assert len(parents) == 1 and engine.get(parents[0]).kind == MemoryKind.DOCUMENT
     signed = engine.get(by_content(engine, "signed a Data Processing Agreement"))
     assert signed.context["heading_path"] == ["DPA signed", "Summary"]
     assert signed.context["source"] == "legal/2026-01-15-signed.md"
-    assert engine.get(by_content(engine, "paused new backups")).content.startswith("Sofia Lindqvist: I paused")
+    paused = [m for m in engine.list_memories(kind="episode", limit=10) if "paused new backups" in m.content]
+    assert [m.content for m in paused] == ["Sofia Lindqvist: I paused new backups to CloudVault last night."]
+    assert paused[0].entity_id == "sofia lindqvist" and paused[0].context["source"] == "legal/2026-03-21-triage.json"
     assert set(summary.edges) == {"proposition_of", "caused_by", "followed_by", "entity_relation"}
     assert summary.entities >= 5
 
@@ -125,7 +128,6 @@ def test_each_proposition_is_dated_by_its_text_else_its_document(indexed: tuple[
     assert when("Dana Whitfield signed the DPA") == datetime(2026, 1, 15, tzinfo=UTC)
     assert when("The violation was caused") == datetime(2026, 3, 20, tzinfo=UTC)  # the text file's Date: header
     assert when("will review the vendor again in May") == datetime(2026, 4, 3, tzinfo=UTC)  # a plan
-    assert when("paused new backups") == datetime(2026, 3, 20, tzinfo=UTC)  # "last night", from the message
 
 
 def test_entities_are_normalised_and_frontmatter_overrides(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
@@ -134,7 +136,9 @@ def test_entities_are_normalised_and_frontmatter_overrides(indexed: tuple[Memory
     assert engine.get(by_content(engine, "Dana Whitfield signed the DPA")).entity_id == "meridian analytics"
     # without frontmatter, the grammatical subject is the primary entity
     assert engine.get(by_content(engine, "NordHost is a hosting company")).entity_id == "nordhost"
-    assert engine.get(by_content(engine, "paused new backups")).entity_id == "sofia lindqvist"
+    # a chat message's entity is its speaker, a person in the registry like any other
+    (paused,) = [m for m in engine.list_memories(kind="episode", limit=10) if "paused new backups" in m.content]
+    assert paused.entity_id == "sofia lindqvist" and engine.resolve_entity("Sofia") == "sofia lindqvist"
     assert engine.resolve_entity("meridian") == "meridian analytics"
     assert engine.resolve_entity("cloud") == "cloudvault"
 
@@ -180,9 +184,9 @@ def test_followed_by_links_an_entitys_events_in_time_order(indexed: tuple[Memory
 
 def test_entity_relation_keeps_the_verb(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
     engine, _ = indexed
-    paused = by_content(engine, "paused new backups")
-    (edge,) = [e for e in engine.edges_of(paused) if e.type == EdgeType.ENTITY_RELATION]
-    assert edge.attrs["verb"] == "pause" and edge.attrs["object"] == "cloudvault"
+    signed = by_content(engine, "On 2026-01-15, Meridian Analytics signed")
+    (edge,) = [e for e in engine.edges_of(signed) if e.type == EdgeType.ENTITY_RELATION and e.source == signed]
+    assert edge.attrs["verb"] == "sign" and edge.attrs["object"] == "cloudvault"
     assert engine.get(edge.target).entity_id == "cloudvault"
 
 
@@ -314,8 +318,8 @@ def test_a_failure_midway_keeps_what_was_indexed_and_a_rerun_completes_it(
     assert len(engine.list_memories(kind="document", limit=10)) == 2  # two batches committed, intact
     monkeypatch.setattr(pipeline, "_write", real_write)
     summary = engine.ingest([folder])
-    assert (summary.documents_unchanged, summary.documents_indexed) == (2, 3)
-    assert len(engine.list_memories(kind="document", limit=10)) == 5
+    assert (summary.documents_unchanged, summary.documents_indexed) == (3, 2)  # the chat was written first
+    assert len(engine.list_memories(kind="document", limit=10)) == 4
     contents = [m.content for m in engine.list_memories(kind="proposition", limit=1000)]
     assert len(contents) == len(set(contents)) == summary.propositions_total
     assert summary.edges["caused_by"] >= 2  # the edge pass ran over everything

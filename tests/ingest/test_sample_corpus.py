@@ -29,7 +29,8 @@ def proposition(engine: MemoryEngine, content: str) -> str:
 
 def test_the_corpus_is_indexed_without_skips(sample_engine: Indexed) -> None:
     engine, summary = sample_engine
-    assert summary.documents == 47 and summary.skipped == []  # README.md is not part of the story
+    assert summary.documents == 48 and summary.skipped == []  # README.md is not part of the story
+    assert summary.conversations == 5 and summary.messages_total > 40  # the chats: one memory per message
     assert summary.propositions_total > 800
     assert min(summary.edges.values()) > 50
     assert engine.resolve_entity("meridian") == "meridian analytics"

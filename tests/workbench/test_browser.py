@@ -7,6 +7,7 @@ Chromium is the Debian package (`scripts/install-browser.sh`), driven by Playwri
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -15,9 +16,10 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import Dialog, Page, Request, sync_playwright
+from playwright.sync_api import Dialog, Page, Request, Response, sync_playwright
 
 from tests.workbench.conftest import APP, XSS, Store
 
@@ -36,6 +38,10 @@ CHROMIUM_ARGS = [
 ]
 START_TIMEOUT = 120  # seconds for the server to answer its health check
 RUN_TIMEOUT_MS = 120_000  # a page run may load the embedding model
+# Opened at a sub-page URL, Streamlit's own front end first asks `/<page>/_stcore/health` and `host-config`
+# whether the app is served under that path; the server answers 404 on purpose and the front end falls
+# back to `/` (streamlit/streamlit#7074). Those two probes are expected; any other failed response is not.
+BASE_PATH_PROBE = re.compile(r"^/[^/?]+/_stcore/(health|host-config)$")
 
 
 def chromium_path() -> str:
@@ -59,6 +65,7 @@ def free_port() -> int:
 class Server:
     url: str
     xss_id: str
+    log: Path  # the server's stdout and stderr
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +80,8 @@ def server(chromium: str, sample_store: Store, tmp_path_factory: pytest.TempPath
     store = tmp_path_factory.mktemp("browser") / "data"
     shutil.copytree(path, store)  # the app gets its own copy: one process per embedded Chroma directory
     port = free_port()
-    log = (tmp_path_factory.getbasetemp() / "streamlit.log").open("w")
+    log_path = tmp_path_factory.getbasetemp() / "streamlit.log"
+    log = log_path.open("w", buffering=1)
     env = {**os.environ, "HEBBS_DATA_DIR": str(store)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
@@ -94,7 +102,7 @@ def server(chromium: str, sample_store: Store, tmp_path_factory: pytest.TempPath
             if proc.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"streamlit did not start (exit code {proc.poll()}); see {log.name}")
             time.sleep(0.3)
-        yield Server(url, ids["xss"])
+        yield Server(url, ids["xss"], log_path)
     finally:
         proc.terminate()
         try:
@@ -109,6 +117,7 @@ class Browser:
     page: Page
     dialogs: list[str] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # responses of 400 and above (e.g. a 404 for a sub-page)
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +138,13 @@ def browser(chromium: str, server: Server) -> Iterator[Browser]:
             ):
                 state.outside.append(url)
 
+        def on_response(response: Response) -> None:
+            if response.status >= 400 and not BASE_PATH_PROBE.match(response.url.removeprefix(server.url)):
+                state.failed.append(f"{response.status} {response.url}")
+
         page.on("dialog", on_dialog)
         page.on("request", on_request)
+        page.on("response", on_response)
         yield state
         instance.close()
 
@@ -172,6 +186,7 @@ def assert_healthy(browser: Browser, name: str) -> None:
     assert page.locator('img[src="x"]').count() == 0, name
     assert browser.dialogs == [], name
     assert browser.outside == [], f"{name}: requests left the machine: {browser.outside[:5]}"
+    assert browser.failed == [], f"{name}: failed responses: {browser.failed[:5]}"
 
 
 def no_horizontal_scroll(page: Page) -> bool:
@@ -306,6 +321,17 @@ def test_causal_graph(browser: Browser, server: Server) -> None:
         page.mouse.move(box["x"] + spot["x"], box["y"] + spot["y"])
         frame.wait_for_function("(id) => window.hebbsNetwork.body.data.nodes.get(id).font.size > 0", arg=other,
                                 timeout=10_000)
+        # clicking that node makes it the seed: in this session (no page reload), and the link follows
+        page.evaluate("() => { window.hebbsSameDocument = true; }")
+        page.mouse.click(box["x"] + spot["x"], box["y"] + spot["y"])
+        page.wait_for_function("(id) => new URLSearchParams(location.search).get('seed') === id", arg=other,
+                               timeout=RUN_TIMEOUT_MS)
+        settle(page)
+        assert page.evaluate("() => window.hebbsSameDocument === true")
+        frame = page.locator('iframe[title="Causal graph around the seed memory"]').element_handle().content_frame()
+        assert frame is not None
+        frame.wait_for_selector('#mynetwork[data-ready="true"]', timeout=RUN_TIMEOUT_MS)
+        assert frame.evaluate("(id) => window.hebbsNetwork.body.nodes[id].options.shape", other) == "star"
     assert_healthy(browser, "causal_graph")
 
 
@@ -343,4 +369,33 @@ def test_memories(browser: Browser, server: Server) -> None:
 def test_ingest(browser: Browser, server: Server) -> None:
     page = open_page(browser, server, "ingest", "Index the sample data")
     assert page.get_by_text("memories").first.is_visible()
+    # a file that cannot be indexed: its outcome and the reason show on the page (nothing is stored)
+    page.locator('.st-key-ingest_files input[type="file"]').set_input_files(
+        files=[{"name": "broken.json", "mimeType": "application/json", "buffer": b"{not json"}]
+    )
+    run = page.get_by_role("button", name="Index uploaded files")
+    page.wait_for_function("() => { const b = [...document.querySelectorAll('button')]"
+                           ".find(x => x.textContent.trim() === 'Index uploaded files'); return b && !b.disabled; }",
+                           timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    run.click()
+    warning = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="Skipped broken.json")
+    warning.first.wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    reason = (warning.first.text_content() or "").split("Skipped broken.json", 1)[1]
+    assert "json" in reason.lower(), reason  # the reason itself, on the page, not three clicks deep
+    assert page.get_by_text("0 indexed").count() + page.get_by_text("1 skipped").count() >= 1
     assert_healthy(browser, "ingest")
+
+
+def test_sub_pages_open_directly_without_404(browser: Browser, server: Server) -> None:
+    """Opening a sub-page's URL in a fresh tab serves the app, and the server logs no 404 for it."""
+    before = server.log.read_text()
+    for path, ready in (("timeline", "Selected memory"), ("memories", "newest first")):
+        response = browser.page.goto(f"{server.url}/{path}")
+        assert response is not None and response.status == 200, path
+        browser.page.get_by_text(ready).first.wait_for(timeout=RUN_TIMEOUT_MS)
+        settle(browser.page)
+    added = server.log.read_text()[len(before):]
+    assert re.search(r"\b404\b|Traceback|rror", added) is None, added[-2000:]  # the server logged no 404
+    assert_healthy(browser, "memories")

@@ -46,6 +46,9 @@ def test_upload_files_and_see_each_outcome(make_app: MakeApp, empty_store: Path)
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.get("progress")  # the progress bar, now full
     assert outcomes(at) == {"kiln.md": "indexed", "chat.json": "indexed"}
+    frame = at.get_by_key("ingest_outcomes_table").dataframe[0].value
+    details = dict(zip(frame["file"], frame["detail"], strict=True))
+    assert details["chat.json"] == "conversation: 1 messages added, 0 kept"  # taken as a chat, no flag needed
     assert "**2** indexed · **0** unchanged · **0** skipped" in [m.value for m in at.markdown]
     shown = metrics(at)
     assert int(shown["memories"]) > 2  # the store's counts are refreshed too

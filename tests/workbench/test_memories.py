@@ -51,6 +51,12 @@ def test_add_a_memory_with_edges(page: tuple[AppTest, dict], scratch_store: Stor
     at.slider(key="mem_add_confidence").set_value(0.8)
     at.button(key="mem_add_submit").click().run()
     assert not at.exception and not at.error
+    # two edges at once: nothing is stored until the list of targets is confirmed
+    assert "2 edges" in at.warning[0].value and not at.success
+    listed = [t.value for t in at.text if t.value.startswith("→")]
+    assert [line[-8:] for line in listed] == [ids["atlas_refunds"][-8:], ids["atlas_crash"][-8:]]
+    assert len(shown_ids(at)) == 24
+    at.button(key="mem_add_confirm").click().run()
     assert "Added memory" in at.success[0].value
     new_id = at.selectbox(key="mem_selected").value
     assert new_id not in ids.values()
@@ -61,6 +67,19 @@ def test_add_a_memory_with_edges(page: tuple[AppTest, dict], scratch_store: Stor
     stored = open_engine(scratch_store[0]).get(new_id)
     assert stored.entity_id == "atlas-launch" and stored.content.startswith("Atlas support hired")
     assert at.text_area(key="mem_add_content").value == ""  # the form is cleared for the next one
+
+
+def test_going_back_from_the_edge_confirmation_adds_nothing(page: tuple[AppTest, dict]) -> None:
+    at, ids = page
+    at.text_area(key="mem_add_content").set_value("A memory that should not be stored.")
+    at.multiselect(key="mem_add_targets").set_value([ids["helix_bug"], ids["helix_recall"], ids["helix_release"]])
+    at.button(key="mem_add_submit").click().run()
+    assert "3 edges" in at.warning[0].value
+    at.button(key="mem_add_back").click().run()
+    assert not at.exception and not at.error and not at.success and not at.warning
+    assert len(shown_ids(at)) == 24
+    assert at.text_area(key="mem_add_content").value == "A memory that should not be stored."  # kept to edit
+    assert len(at.multiselect(key="mem_add_targets").value) == 3
 
 
 def test_adding_invalid_context_is_a_readable_error(page: tuple[AppTest, dict]) -> None:

@@ -7,7 +7,7 @@ import streamlit as st
 from engine import MemoryEngine, RecallResult, build_request, config
 from engine.models import Strategy
 from workbench import analogy_view, components, urlstate, views
-from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
+from workbench.session import attempt, current_engine, recalling, require_memories, show_table
 
 FIELDS = [
     urlstate.Field("ana_cue", "cue"),
@@ -23,7 +23,7 @@ def run(engine: MemoryEngine, cue: str, alpha: float, top_k: int) -> None:
                       action="Invalid request")
     if request is None:
         return
-    with st.spinner(RECALLING):
+    with st.spinner(recalling()):
         results = attempt(engine.recall, request, action="Recall failed")
         structure = attempt(engine.analyze, cue, action="Could not analyse the cue")
     if results is not None and structure is not None:

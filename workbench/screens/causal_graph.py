@@ -9,8 +9,8 @@ import streamlit as st
 
 from engine import MemoryEngine, build_request, config
 from engine.models import EdgeType, MemoryKind
-from workbench import components, graph, urlstate, views
-from workbench.session import RECALLING, attempt, current_engine, memory_label, require_memories, show_table
+from workbench import components, graph, graph_clicks, urlstate, views
+from workbench.session import attempt, current_engine, memory_label, recalling, require_memories, show_table
 
 NO_TARGET = ""
 SEARCH_RESULTS = 15
@@ -51,7 +51,7 @@ def seed_options(engine: MemoryEngine) -> list[str]:
     query = st.sidebar.text_input("Find a seed", key="graph_search", placeholder="search memories…").strip()
     if query:
         request = attempt(build_request, query, top_k=SEARCH_RESULTS, action="Invalid search")
-        with st.spinner(RECALLING):
+        with st.spinner(recalling()):
             found = attempt(engine.retrieve, request, action="Search failed") if request else None
         ids = [r.memory.id for r in found or []]
         if not ids:
@@ -137,6 +137,9 @@ def main() -> None:
     page = attempt(graph.graph_html, nb, path, dark=dark, action="Could not draw the graph")
     if page is not None:
         st.iframe(page, height=graph.GRAPH_HEIGHT_PX + 12, alt="Causal graph around the seed memory")
+        clicked_node = graph_clicks.clicked_node("graph_clicks")
+        if clicked_node in nb.nodes and clicked_node != seed:  # only a node this page drew
+            start_from(clicked_node)
     legend(sorted({e.type.value for e in nb.edges}))
     if path:
         st.subheader("Path from the seed")
@@ -150,14 +153,20 @@ def main() -> None:
         chosen = str(frame["id"].iloc[clicked])
         if chosen != seed and chosen != st.session_state.get("graph_last_click"):
             st.session_state["graph_last_click"] = chosen
-            st.session_state["graph_reseed"] = chosen
-            st.rerun()
+            start_from(chosen)
+
+
+def start_from(memory_id: str) -> None:
+    """Start the graph again from `memory_id` (set before the seed picker is drawn, on the next run)."""
+    st.session_state["graph_reseed"] = memory_id
+    st.rerun()
 
 
 LEGEND_NOTES = (
     "★ the seed · ● a memory (size = importance) · red ring: on the highlighted path · "
     "arrows run from cause to effect (a stored “A caused_by B” is drawn B → A); other edges point as stored "
-    "(A → B reads “A followed_by B”, …). Labels show when you zoom in; hover a node for its content."
+    "(A → B reads “A followed_by B”, …). Labels show when you zoom in; hover a node for its content; "
+    "click a node to make it the seed."
 )
 
 

@@ -45,6 +45,10 @@ def file_outcome(name: str, summary: dict[str, Any]) -> dict[str, str]:
         reasons = "; ".join(str(s.get("reason", s)) if isinstance(s, dict) else str(s) for s in skipped)
         return {"file": name, "outcome": "skipped", "detail": reasons}
     if summary.get("documents_indexed"):
+        if summary.get("conversations"):  # a JSON chat: one memory per message
+            return {"file": name, "outcome": "indexed",
+                    "detail": f"conversation: {summary.get('messages_added', 0)} messages added, "
+                              f"{summary.get('messages_kept', 0)} kept"}
         return {"file": name, "outcome": "indexed",
                 "detail": f"{summary.get('propositions_added', 0)} memories added, "
                           f"{summary.get('propositions_kept', 0)} kept"}
@@ -85,7 +89,8 @@ def show_outcomes(outcomes: list[dict[str, str]]) -> None:
 def upload_section(engine: MemoryEngine) -> None:
     files = st.sidebar.file_uploader("Upload files", type=ACCEPTED, accept_multiple_files=True, key="ingest_files",
                                      help="Markdown (with optional YAML front matter), plain text, or JSON chat "
-                                          "transcripts.")
+                                          "transcripts (one memory per message; sessions, speakers and "
+                                          "times kept).")
     if st.sidebar.button("Index uploaded files", key="ingest_upload_run", disabled=not files, width="stretch"):
         # Uploads are kept under the data directory, one file per name: uploading a file again updates
         # its memories instead of adding a second copy (the index is idempotent per source file).

@@ -90,21 +90,50 @@ def add_form(engine: MemoryEngine, candidates: list[Memory]) -> None:
         targets = st.multiselect("Edges to", list(labels), key="mem_add_targets", max_selections=MAX_EDGES,
                                  format_func=lambda i: memory_label(i, labels[i], 60),
                                  help=f"Up to {MAX_EDGES} memories from the table; the new memory is the edge's "
-                                      "source. Every chosen memory gets an edge: check the list before saving.")
+                                      "source. With more than one, you confirm the list before it is saved.")
         left, right = st.columns(2)
         edge_type = left.selectbox("Edge type", [t.value for t in EdgeType], key="mem_add_edge_type")
         confidence = right.slider("Edge confidence", 0.0, 1.0, 1.0, step=0.05, key="mem_add_confidence")
         submitted = st.form_submit_button("Add memory", type="primary", key="mem_add_submit")
     if submitted:
-        memory = attempt(
-            engine.remember, content, importance=importance, context=context.strip() or None,
-            entity_id=entity.strip() or None, kind=kind, edges=[(t, edge_type, confidence) for t in targets],
-            action="Could not add the memory",
-        )
-        if memory is not None:
-            st.session_state["mem_add_reset"] = True
-            st.session_state["mem_selected"] = memory.id
-            flash(f"Added memory {memory.id} with {len(targets)} edge(s).")
+        pending = {"content": content, "importance": importance, "context": context.strip() or None,
+                   "entity_id": entity.strip() or None, "kind": kind,
+                   "edges": [(t, edge_type, confidence) for t in targets]}
+        if len(targets) > 1:  # several edges at once (e.g. a filter's "select all"): confirm the list first
+            st.session_state["mem_add_pending"] = pending
+            st.rerun()
+        add_memory(engine, pending)
+    confirm_edges(engine, labels)
+
+
+def add_memory(engine: MemoryEngine, pending: dict) -> None:
+    """Remember the form's memory with its edges; clear the form and select the new memory."""
+    memory = attempt(engine.remember, pending["content"], importance=pending["importance"],
+                     context=pending["context"], entity_id=pending["entity_id"], kind=pending["kind"],
+                     edges=pending["edges"], action="Could not add the memory")
+    if memory is not None:
+        st.session_state["mem_add_reset"] = True
+        st.session_state["mem_selected"] = memory.id
+        flash(f"Added memory {memory.id} with {len(pending['edges'])} edge(s).")
+
+
+def confirm_edges(engine: MemoryEngine, labels: dict[str, str]) -> None:
+    """A memory with several edges is added only after the list of its targets is confirmed."""
+    pending = st.session_state.get("mem_add_pending")
+    if not pending:
+        return
+    edges = pending["edges"]
+    st.warning(f"Add this memory with **{len(edges)} edges** ({views.md_escape(edges[0][1])})? Each of these "
+               "memories gets one:", icon=":material/call_split:")
+    for target, _type, _confidence in edges:
+        st.text(f"→ {memory_label(target, labels.get(target, '(not in the table)'), 90)}")
+    yes, back = st.columns(2)
+    if yes.button(f"Yes, add it with {len(edges)} edges", type="primary", key="mem_add_confirm"):
+        st.session_state.pop("mem_add_pending", None)
+        add_memory(engine, pending)
+    if back.button("Back to the form", key="mem_add_back"):
+        st.session_state.pop("mem_add_pending", None)
+        st.rerun()
 
 
 def revise_form(engine: MemoryEngine, memory: Memory) -> None:
@@ -164,7 +193,7 @@ def details(engine: MemoryEngine, memory: Memory) -> None:
     edges = attempt(views.edges_with_neighbours, engine, memory.id, action="Could not read edges")
     if edges is not None and len(edges):
         with right:
-            show_table(edges, "mem_edges")
+            components.edge_table(edges, "mem_edges")
     elif edges is not None:
         right.caption("No edges.")
 

@@ -17,7 +17,7 @@ from engine.models import EdgeType, Strategy
 from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
 from workbench import components, explain, urlstate, views
-from workbench.session import RECALLING, attempt, current_engine, require_memories, show_table
+from workbench.session import attempt, current_engine, recalling, require_memories, show_table
 
 WEIGHT_LABELS = {
     "w_relevance": "relevance",
@@ -200,7 +200,7 @@ def run_recall(engine: MemoryEngine, params: dict[str, Any], weights: ScoringWei
     request = attempt(build_request, **params, scoring_weights=weights, action="Invalid recall")
     if request is None:
         return
-    with st.spinner(RECALLING):
+    with st.spinner(recalling()):
         results = attempt(engine.recall, request, action="Recall failed")
     if results is not None:
         st.session_state["lab_results"] = results

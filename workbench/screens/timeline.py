@@ -8,7 +8,7 @@ import streamlit as st
 
 from engine import Memory, MemoryEngine
 from engine.models import MemoryKind
-from workbench import urlstate, views
+from workbench import components, urlstate, views
 from workbench.session import attempt, current_engine, memory_label, require_memories, show_table
 
 MAX_PER_ENTITY = 1000
@@ -74,7 +74,7 @@ def show_details(engine: MemoryEngine, memory: Memory) -> None:
     with right:
         edges = attempt(views.edges_with_neighbours, engine, memory.id, action="Could not read edges")
         if edges is not None and len(edges):
-            show_table(edges, "timeline_edges")
+            components.edge_table(edges, "timeline_edges")
         elif edges is not None:
             st.caption("This memory has no edges.")
 

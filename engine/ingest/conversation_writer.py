@@ -1,0 +1,155 @@
+"""Writing conversations: one `episode` memory per message, `followed_by` edges within each session.
+
+Each message's entity is its speaker, resolved against the entity registry as a person (see
+`resolve_speakers`).
+
+A message needs no per-sentence analysis (entities, dates, causal cues: a turn is already the unit, its
+speaker is its entity and its time is known), so conversations skip the spaCy extractor; each message
+still gets its relational structure (the writer's structure extractor) so analogical recall finds it.
+
+Re-indexing: an unchanged file is not read further (its stamp is in the ledger). In a changed one, the
+messages whose chained hash is unchanged (everything up to the first change: a transcript that only grew
+keeps all of its old messages) keep their ids and access counts; the rest are forgotten and written anew,
+with their edges, in one transaction with their ledger rows. Embeddings of unchanged texts are reused.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from engine import config
+from engine.api.requests import RememberRequest
+from engine.ingest.conversations import Conversation
+from engine.ingest.entities import EntityResolver, aliases_for
+from engine.ingest.summary import IndexSummary
+from engine.models import Edge, EdgeType, MemoryKind
+from engine.store.entities import EntityRegistry
+from engine.store.ledger import MESSAGE, Ledger, LedgerRow
+from engine.store.records import MemoryRecord
+from engine.writer import Writer
+
+ORIGIN = "conversation"  # edges written with the messages (never replaced by the derived-edge pass)
+
+
+@dataclass
+class ConversationPlan:
+    """Which messages keep their memory, which memories of the file go, and the new messages' hashes."""
+
+    conversation: Conversation
+    hashes: list[str]
+    keep: dict[int, str] = field(default_factory=dict)  # position -> existing memory id
+    drop: list[str] = field(default_factory=list)
+    dropped_messages: int = 0  # of `drop`, messages (the rest: a document and propositions of an old index)
+
+
+def plan_conversation(ledger: Ledger, conversation: Conversation) -> ConversationPlan:
+    hashes = conversation.hashes()
+    existing = ledger.messages(conversation.source)
+    plan = ConversationPlan(conversation, hashes)
+    for position, h in enumerate(hashes):
+        if h in existing:
+            plan.keep[position] = existing[h]
+    kept = set(plan.keep.values())
+    plan.drop = [m for m in ledger.memory_ids([conversation.source]) if m not in kept]  # also an old document's
+    plan.dropped_messages = len(set(existing.values()) - kept)
+    return plan
+
+
+def write_conversations(
+    writer: Writer, conversations: Sequence[Conversation], summary: IndexSummary, phases: dict[str, float]
+) -> None:
+    """Write each new or changed conversation (see the module docstring); counts go into `summary`."""
+    ledger = Ledger(writer.store)
+    speakers = resolve_speakers(writer, conversations)
+    for conversation in conversations:
+        mark = time.perf_counter()
+        plan = plan_conversation(ledger, conversation)
+        vectors = _reusable_vectors(writer, plan.drop)
+        existing = set(writer.store.existing(plan.drop))
+        if existing:
+            writer.forget(sorted(existing), erase=False)
+        new = [m for m in conversation.messages if m.position not in plan.keep]
+        requests = [
+            RememberRequest.parse({
+                "content": _bounded(m.content),
+                "context": conversation.context(m),
+                "entity_id": speakers.get(m.speaker or ""),
+                "kind": MemoryKind.EPISODE,
+                "created_at": m.at,
+            })
+            for m in new
+        ]
+        memories = writer.new_memories(requests, writer.clock.now())
+        phases["writing"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        texts = [m.content for m in memories]
+        todo = list(dict.fromkeys(t for t in texts if t not in vectors))
+        if todo:
+            vectors.update(zip(todo, writer.embed(todo), strict=True))
+        phases["embedding"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        structures = writer.extractor.extract(texts) if texts else []
+        phases["analysing"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        ids = dict(plan.keep)
+        ids.update((m.position, memory.id) for m, memory in zip(new, memories, strict=True))
+        edges = [
+            Edge(ids[a.position], ids[b.position], EdgeType.FOLLOWED_BY, 1.0, {"origin": ORIGIN})
+            for a, b in zip(conversation.messages, conversation.messages[1:], strict=False)
+            if a.session_index == b.session_index and not (a.position in plan.keep and b.position in plan.keep)
+        ]
+        stamp = conversation.stamp
+        rows = [
+            LedgerRow(ids[m.position], conversation.source, MESSAGE, m.position, plan.hashes[m.position],
+                      {"stamp": stamp, "session": m.session,
+                       "entities": [speakers[m.speaker]] if m.speaker in speakers else []})
+            for m in conversation.messages
+        ]
+        records = [MemoryRecord(m, vectors[t], s) for m, t, s in zip(memories, texts, structures, strict=True)]
+        writer.commit(records, edges, also=partial(Ledger.write, rows=rows))
+        summary.messages_added += len(memories)
+        summary.messages_kept += len(plan.keep)
+        summary.messages_removed += plan.dropped_messages
+        phases["writing"] += time.perf_counter() - mark
+
+
+def resolve_speakers(writer: Writer, conversations: Sequence[Conversation]) -> dict[str, str]:
+    """Speaker name -> entity id: speakers are people in the entity registry, so "Sofia" in a chat is the
+    `sofia lindqvist` the documents talk about, and aliases and prefixes resolve to her (the registry is
+    saved with them)."""
+    names = {m.speaker for c in conversations for m in c.messages if m.speaker}
+    if not names:
+        return {}
+    registry = EntityRegistry(writer.store)
+    resolver = EntityResolver(registry.load())
+    for c in conversations:
+        for m in c.messages:
+            if m.speaker:
+                resolver.observe(m.speaker, "person", weight=2)
+    resolver.finalize()
+    with writer.store.transaction() as cur:
+        EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
+    return {name: resolver.canonical(name) or name for name in names}
+
+
+def _reusable_vectors(writer: Writer, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Embeddings of the memories about to be replaced, by content: an unchanged text is not embedded twice."""
+    if not ids:
+        return {}
+    memories = writer.store.get_many(ids)
+    stored = writer.store.embeddings(ids)
+    return {m.content: stored[i] for i, m in memories.items() if i in stored}
+
+
+def _bounded(content: str) -> str:
+    """A message cut to what one memory holds (a pasted log can exceed it)."""
+    limit = config.MAX_CONTENT_BYTES - 256
+    encoded = content.encode("utf-8")
+    if len(encoded) <= limit:
+        return content
+    return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…"
