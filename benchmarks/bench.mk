@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale
+.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale bench-locomo
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -24,6 +24,15 @@ QUICK_DIR ?= benchmarks/results/quick
 bench-quick: setup
 	$(BENCH_PY) -m benchmarks.run --sizes 2000 --queries 60 --skip-locomo --no-peer --cold-runs 3 \
 		--results-dir $(QUICK_DIR) --docs-dir $(QUICK_DIR)
+
+# LoCoMo recall quality alone (issue 10; also part of `make bench`): the default ONNX embedder, vectors cached in
+# benchmarks/.cache/, writes results/locomo.json and the LoCoMo section of docs/benchmarks.md (the speed section
+# is kept from results/perf.json). LOCOMO_ARGS passes options through, e.g. LOCOMO_ARGS="--locomo PATH".
+LOCOMO_ARGS ?=
+# It runs the ablation table's configs (similarity to recommended) and the fusion grid; `make bench` runs every
+# config, the strategy mixes with causal, temporal and analogical included.
+bench-locomo: setup
+	$(BENCH_PY) -m benchmarks.run --skip-perf --locomo-configs ablation $(LOCOMO_ARGS)
 
 # What serving costs (REST, gRPC) and what a Chroma server costs, next to the in-process engine: docs/scaling.md.
 bench-serve: setup

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import locomo
+from benchmarks import locomo, locomo_grid
 from benchmarks.embed_cache import CachingEmbedder, cached_vectors
 from benchmarks.progress import bar, log
 from engine import MemoryEngine, build_request
@@ -112,8 +112,8 @@ def configs() -> list[EvalConfig]:
         ),
         EvalConfig(
             "recommended/no windows",
-            {**RECOMMENDED, "fusion": {"weights": {**REC_WEIGHTS, "lexical_window": 0.0}}},
-            "the recommended preset without the window BM25 signal",
+            {**RECOMMENDED, "fusion": {"weights": {**REC_WEIGHTS, "lexical_window": 0.0, "similarity_window": 0.0}}},
+            "the recommended preset without the window signals (window BM25, window similarity)",
             prefix=True,
         ),
         EvalConfig(
@@ -161,11 +161,13 @@ def _speaker_in(question: str, speakers: Sequence[str]) -> str | None:
 
 def _request(cfg: EvalConfig, question: str, speakers: Sequence[str], k: int) -> Any:
     params = dict(cfg.params)
-    strategies = list(params.pop("strategies"))
     entity = _speaker_in(question, speakers) if cfg.speaker_entity else None
-    if "temporal" in strategies and entity is None:
-        strategies.remove("temporal")  # no speaker named: there is no timeline to read
-    return build_request(question, strategies=strategies, top_k=k, entity_id=entity, **params)
+    if "strategies" in params:  # else a preset names them
+        strategies = list(params.pop("strategies"))
+        if "temporal" in strategies and entity is None:
+            strategies.remove("temporal")  # no speaker named: there is no timeline to read
+        params["strategies"] = strategies
+    return build_request(question, top_k=k, entity_id=entity, **params)
 
 
 def aggregate(scores: Sequence[QuestionScore], only: Sequence[str] | None = None) -> dict[str, Any]:
@@ -203,20 +205,24 @@ def run(
     max_questions: int | None = None,
     config_names: Sequence[str] | None = None,
     max_turns: int | None = None,
+    grid: bool = True,
 ) -> dict[str, Any]:
     """Import every conversation into its own store, ask every question under every config, aggregate.
 
     `max_turns` (smoke runs only) keeps each conversation's first turns and the questions whose evidence
-    lies within them, so a seconds-long run still asks answerable questions.
+    lies within them, so a seconds-long run still asks answerable questions. `grid`: also search the fusion
+    settings of the recommended preset on the tuning half (benchmarks/locomo_grid.py).
     """
     started = time.perf_counter()
-    convs = [c for c in locomo.load(path) if conversations is None or c.sample_id in conversations]
+    loaded = locomo.load(path)
+    convs = [c for c in loaded if conversations is None or c.sample_id in conversations]
     if max_turns is not None:
         convs = [_truncated(c, max_turns) for c in convs]
     if max_questions is not None:
         convs = [locomo.Conversation(c.sample_id, c.speakers, c.turns, c.questions[:max_questions]) for c in convs]
     cfgs = [c for c in configs() if config_names is None or c.name in config_names]
-    texts = [t.content for c in convs for t in c.turns] + [q.question for c in convs for q in c.questions]
+    # Every conversation's texts, even when a subset is run: one cache file serves full and partial runs.
+    texts = [t.content for c in loaded for t in c.turns] + [q.question for c in loaded for q in c.questions]
     with bar("LoCoMo embeddings (cached in benchmarks/.cache)", len(set(texts))) as update:
         table = cached_vectors("locomo", texts, model.encode, model.name, update)
     embedder = CachingEmbedder(model, table)
@@ -224,7 +230,12 @@ def run(
     tune = [c for c in convs if c.sample_id in locomo.TUNE]
     rest = [c for c in convs if c.sample_id not in locomo.TUNE]
     # Phase 1, the tuning half: every config, grid included. The default is chosen here and only here.
-    _evaluate(tune, cfgs, embedder, results, "tuning half")
+    frames: list[locomo_grid.Question] | None = [] if grid and "recommended" in results else None
+    _evaluate(tune, cfgs, embedder, results, "tuning half", frames)
+    fusion_grid = locomo_grid.search(frames) if frames else None
+    if fusion_grid is not None and fusion_grid["best"] is not None:
+        log(f"LoCoMo: fusion grid on the tuning half, best point {fusion_grid['best']['point']} "
+            f"(mean R@k {fusion_grid['best']['mean']:.4f}; the preset's point {fusion_grid['preset']['mean']:.4f})")
     tuned = {n: _mean_r(aggregate(r.scores, locomo.TUNE)) for n, r in results.items() if r.scores}
     best = max(tuned, key=lambda n: tuned[n]) if tuned else None
     if best is not None:
@@ -262,7 +273,10 @@ def run(
         if n in report and report[n]["heldout"]["questions"]
     ]
     # The shape the issue asks for: config name -> {tune, heldout, all}, plus the recommended default.
-    return {**report, "recommended_default": best, "ablation_heldout": ablation, "meta": meta}
+    out = {**report, "recommended_default": best, "ablation_heldout": ablation, "meta": meta}
+    if fusion_grid is not None:
+        out["fusion_grid"] = fusion_grid
+    return out
 
 
 def _evaluate(
@@ -271,6 +285,7 @@ def _evaluate(
     embedder: CachingEmbedder,
     results: dict[str, ConfigResult],
     label: str,
+    frames: list[locomo_grid.Question] | None = None,
 ) -> None:
     """Ask every question of every conversation under every config; one fresh store per conversation."""
     if not convs or not cfgs:
@@ -284,6 +299,11 @@ def _evaluate(
                 clock = ManualClock(conv.last_time + timedelta(days=1))  # asked the day after the last session
                 with MemoryEngine(work / conv.sample_id, embedder=embedder, clock=clock) as engine:
                     dia_of = locomo.import_conversation(engine, conv)
+                    if frames is not None:
+                        rec = next(c for c in cfgs if c.name == "recommended")
+                        for q in conv.questions:
+                            frame = engine.fusion_frame(_request(rec, q.question, conv.speakers, max(locomo.KS)))
+                            frames.append(locomo_grid.question(frame, dia_of, q.evidence))
                     for cfg in cfgs:
                         for q in conv.questions:
                             recall = {}

@@ -301,6 +301,7 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
     ]
     lines += ["### Tuning half: mean of R@5..R@50 (the selection criterion)", ""]
     lines += _table(["config", "mean R@k on tune"], grid)
+    lines += _grid_section(result.get("fusion_grid"))
     lines += ["", "### By category, all ten conversations (R@5 / R@10 / R@25 / R@50)", ""]
     shown = [n for n in dict.fromkeys([best, "similarity", *reported]) if n in result][:4]
     cat_rows = []
@@ -326,6 +327,30 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
         lines.append(f"- {note}")
     lines.append("")
     return lines
+
+
+def _grid_section(grid: dict[str, Any] | None) -> list[str]:
+    """The fusion-settings grid of the recommended preset, searched on the tuning half only."""
+    if not grid or not grid.get("best"):
+        return []
+    axes = "; ".join(f"{n} in {{{', '.join(f'{v:g}' for v in vals)}}}" for n, vals in grid["grid"].items())
+    lines = [
+        "",
+        "### Fusion settings: grid search on the tuning half",
+        "",
+        f"{grid['points']} points ({axes}) over the {grid['questions']} tuning questions, each searched once and "
+        f"re-weighted per point (`benchmarks/locomo_grid.py`); criterion: {grid['criterion']}.",
+        "",
+    ]
+    rows = [["preset `recommended`", _point(grid["preset"]["point"]), *[_pct(grid["preset"][f"R@{k}"]) for k in KS],
+             _pct(grid["preset"]["mean"])]]
+    for n, row in enumerate(grid["top10"][:5], 1):
+        rows.append([f"grid #{n}", _point(row["point"]), *[_pct(row[f"R@{k}"]) for k in KS], _pct(row["mean"])])
+    return lines + _table(["point", "settings", *[f"R@{k}" for k in KS], "mean"], rows)
+
+
+def _point(point: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:g}" for k, v in point.items())
 
 
 def write(

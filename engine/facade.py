@@ -58,7 +58,8 @@ from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
-from engine.recall.fusion import fuse
+from engine.recall.fusion import FusionFrame, fuse
+from engine.recall.fusion import frame as fusion_frame
 from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
 from engine.store.entities import EntityRegistry
@@ -496,6 +497,27 @@ class MemoryEngine:
 
     def retrieve(self, request: RecallRequest) -> list[RecallResult]:
         """Recall without counting it: the candidates, scored and ranked. Notebooks and benchmarks use it."""
+        inputs = self._recall_inputs(request)
+        request = inputs.request
+        if request.fused:
+            candidates = self._fused_candidates(inputs)
+        else:
+            hit_lists = self._run_strategies(inputs)
+            candidates = _best_of(hit_lists)
+        results = self._rank(candidates, request.scoring_weights, request.top_k)
+        if request.strategies == (Strategy.TEMPORAL,):
+            # A timeline is read in the order things happened.
+            results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
+        return results
+
+    def fusion_frame(self, request: RecallRequest) -> FusionFrame:
+        """The benchmark hook: a fused recall's evidence before weighting (pool, per-signal z-scores,
+        episodes), so a grid of fusion settings is scored without searching again. Read-only."""
+        inputs = self._recall_inputs(request)
+        return fusion_frame(inputs, self._fused_hits(inputs))
+
+    def _recall_inputs(self, request: RecallRequest) -> RecallInputs:
+        """Everything the strategies read for one recall: the cue's embedding and parse, the indexes."""
         if request.seed_memory_id is not None and not self._store.existing([request.seed_memory_id]):
             raise MemoryNotFoundError(f"seed memory {request.seed_memory_id} does not exist")
         if request.entity_id is not None:
@@ -523,16 +545,7 @@ class MemoryEngine:
             excluded=frozenset(indexes.revision_ids()),
             now=self.clock.now(),
         )
-        if request.fused:
-            candidates = self._fused_candidates(inputs)
-        else:
-            hit_lists = self._run_strategies(inputs)
-            candidates = _best_of(hit_lists)
-        results = self._rank(candidates, request.scoring_weights, request.top_k)
-        if request.strategies == (Strategy.TEMPORAL,):
-            # A timeline is read in the order things happened.
-            results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
-        return results
+        return inputs
 
     def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
         strategies = inputs.request.strategies
@@ -541,8 +554,15 @@ class MemoryEngine:
         return list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), strategies))
 
     def _fused_candidates(self, inputs: RecallInputs) -> dict[str, tuple[float, list[StrategyDetail]]]:
-        """Several strategies' evidence added up (engine/recall/fusion.py). Similarity and lexical search a
-        pool wider than top_k, exactly (HNSW asked for every memory) when the store is small."""
+        """Several strategies' evidence added up (engine/recall/fusion.py)."""
+        request = inputs.request
+        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
+        fused = fuse(inputs, self._fused_hits(inputs), request.fusion, limit)
+        return {f.id: (f.relevance, list(f.details)) for f in fused}
+
+    def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, list[Hit]]:
+        """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
+        exactly (HNSW asked for every memory) when the store is small."""
         request = inputs.request
         ef = request.ef_search
         if request.fusion.exact_search:
@@ -560,9 +580,7 @@ class MemoryEngine:
         strategies = request.strategies
         many = len(strategies) > 1
         hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
-        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
-        fused = fuse(inputs, dict(zip(strategies, hit_lists, strict=True)), request.fusion, limit)
-        return {f.id: (f.relevance, list(f.details)) for f in fused}
+        return dict(zip(strategies, hit_lists, strict=True))
 
     def _strategy_pool(self) -> ThreadPoolExecutor:
         """One pool for the engine's life: starting threads on every recall cost more than a strategy."""

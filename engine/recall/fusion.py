@@ -2,9 +2,11 @@
 
 1. The candidate pool is every memory some strategy found, plus the followed_by neighbours of those
    (a turn next to a strong match is a candidate even if no strategy found it on its own).
-2. Signals: similarity is the exact cosine of the cue and each candidate's stored embedding; lexical
-   brings two (BM25 of the memory's own text and of its context window; no match is 0); temporal,
-   causal and analogical bring their relevance. Causal and temporal hits must earn their place through
+2. Signals: similarity brings two, the exact cosine of the cue and each candidate's stored embedding,
+   and the cue's cosine with the candidate's window vector (the mean of its own and its same-episode
+   neighbours' embeddings: a turn that only makes sense beside its neighbours). Lexical brings two
+   (BM25 of the memory's own text and of its context window; no match is 0); temporal, causal and
+   analogical bring their relevance. Causal and temporal hits must earn their place through
    the cue: their relevance is multiplied by the cue's similarity to them (being near the seed is not
    relevance). A candidate a strategy did not return gets that signal's lowest observed value.
 3. Each signal becomes a z-score over the pool (how unusual this candidate is *for this query*), so
@@ -27,6 +29,11 @@ from engine.models import Strategy, StrategyDetail
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
 
+_SIGNALS_OF = {
+    Strategy.SIMILARITY: ("similarity", "similarity_window"),
+    Strategy.LEXICAL: ("lexical", "lexical_window"),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Fused:
@@ -36,16 +43,18 @@ class Fused:
 
 
 def _signals(
-    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], pool: Sequence[str]
+    inp: RecallInputs,
+    hit_lists: Mapping[Strategy, list[Hit]],
+    pool: Sequence[str],
+    cosine: Mapping[str, float],
+    window_cosine: Mapping[str, float],
 ) -> dict[str, dict[str, float]]:
-    cosine: dict[str, float] = {}
-    if inp.cue_embedding is not None:
-        stored = inp.store.embeddings(pool)
-        cosine = {i: float(np.dot(v, inp.cue_embedding)) for i, v in stored.items()}
     signals: dict[str, dict[str, float]] = {}
     for strategy, hits in hit_lists.items():
         if strategy == Strategy.SIMILARITY:
             signals["similarity"] = dict(cosine) if cosine else {h.id: h.relevance for h in hits}
+            if window_cosine:
+                signals["similarity_window"] = dict(window_cosine)
         elif strategy == Strategy.LEXICAL:
             signals["lexical"] = {h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}
             signals["lexical_window"] = {h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}
@@ -56,76 +65,186 @@ def _signals(
     return signals
 
 
-def _zscores(values: Mapping[str, float], pool: Sequence[str], missing: float) -> dict[str, float]:
-    column = np.array([values.get(i, missing) for i in pool], dtype=np.float64)
+def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
+    """Ragged index lists as one matrix, short rows filled with `pad` (at least one column)."""
+    width = max(1, max((len(r) for r in rows), default=0))
+    out = np.full((len(rows), width), pad, dtype=np.int64)
+    for n, r in enumerate(rows):
+        out[n, : len(r)] = r
+    return out
+
+
+def _cosines(
+    inp: RecallInputs,
+    pool: Sequence[str],
+    adjacent: Mapping[str, set[str]],
+    live: Mapping[str, tuple[object, ...]],
+    windows: bool,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
+    vector: the sum of its own and its same-episode followed_by neighbours' embeddings. Both are read
+    from the record store at recall time, so they follow every write and forget like the text windows."""
+    cue = inp.cue_embedding
+    if cue is None:
+        return {}, {}
+    keys = dict(live)
+    outside: list[str] = []
+    if windows:
+        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in keys} - inp.excluded)
+        keys.update(inp.store.episode_keys(outside) if outside else {})
+    stored = inp.store.embeddings([*pool, *(n for n in outside if n in keys)])
+    ids = [i for i in dict.fromkeys([*pool, *outside]) if i in stored]
+    if not ids:
+        return {}, {}
+    row = {i: n for n, i in enumerate(ids)}
+    matrix = np.stack([stored[i] for i in ids]).astype(np.float32, copy=False)
+    cos = matrix @ cue.astype(np.float32, copy=False)
+    cosine = {i: float(cos[row[i]]) for i in pool if i in row}
+    if not windows:
+        return cosine, {}
+    mine = [i for i in pool if i in row]
+    members = _padded(
+        [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and keys.get(n) == keys[i])] for i in mine],
+        len(ids),
+    )
+    summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members].sum(axis=1)
+    norms = np.linalg.norm(summed, axis=1)
+    dots = np.append(cos, 0.0)[members].sum(axis=1)
+    window = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+    return cosine, dict(zip(mine, window.tolist(), strict=True))
+
+
+def _zscores(column: np.ndarray) -> np.ndarray:
     std = float(column.std())
     if std == 0.0:
-        return dict.fromkeys(pool, 0.0)
-    z = (column - float(column.mean())) / std
-    return dict(zip(pool, z.tolist(), strict=True))
+        return np.zeros(len(column))
+    return (column - float(column.mean())) / std
+
+
+@dataclass(frozen=True, slots=True)
+class FusionFrame:
+    """One query's evidence before weighting: the candidate pool, each signal's per-query z-scores, the
+    same-episode neighbours and episode of each candidate. `scores` turns it into fused scores for any
+    settings, so a grid of fusion settings is scored without searching again (benchmarks/locomo_grid.py).
+
+    raw: (pool x signals) the signals' own values (a candidate a strategy missed: its fill value);
+    z: their per-query z-scores; neighbours: (pool x width) row indexes of same-episode followed_by neighbours
+    in the pool, -1 where none; group: an episode number per row; grouped: the row names an episode."""
+
+    pool: tuple[str, ...]
+    signals: tuple[str, ...]
+    raw: np.ndarray
+    z: np.ndarray
+    neighbours: np.ndarray
+    group: np.ndarray
+    grouped: np.ndarray
+
+    def column(self, signal: str) -> np.ndarray | None:
+        return self.z[:, self.signals.index(signal)] if signal in self.signals else None
+
+    def scores(self, settings: FusionSettings) -> np.ndarray:
+        """Each candidate's smoothed fused score (before the logistic) under `settings`, in pool order."""
+        if not self.pool:
+            return np.zeros(0)
+        fused = self.z @ np.array([settings.weight(s) for s in self.signals], dtype=np.float64)
+        if not settings.smooths:
+            return fused
+        near = np.append(fused, -np.inf)[self.neighbours].max(axis=1)
+        smoothed = fused + settings.neighbour_weight * np.where(np.isfinite(near), near, 0.0)
+        best = np.full(int(self.group.max()) + 1, -np.inf)
+        np.maximum.at(best, self.group, fused)
+        return smoothed + np.where(self.grouped, settings.episode_weight * best[self.group], 0.0)
+
+    def ranked(self, settings: FusionSettings, limit: int) -> list[int]:
+        """Row indexes of the best `limit` candidates, best first (ties: by memory id)."""
+        if not self.pool:
+            return []
+        by_id = np.argsort(np.argsort(np.array(self.pool)))
+        return np.lexsort((by_id, -self.scores(settings)))[:limit].tolist()
+
+
+EMPTY_FRAME = FusionFrame((), (), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 1), dtype=np.int64),
+                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+
+
+def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: bool = True) -> FusionFrame:
+    """The pool (every hit plus its followed_by neighbours, minus anything forgotten) and its z-scores.
+    `windows`: compute the window similarity signal (skipped when its weight is 0)."""
+    found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
+    if not found:
+        return EMPTY_FRAME
+    adjacent = inp.store.followed_by_neighbours(found)
+    extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
+    if extra:  # the added neighbours' own neighbours, for their windows and smoothing
+        for i, linked in inp.store.followed_by_neighbours(extra).items():
+            adjacent.setdefault(i, set()).update(linked)
+    pool = list(dict.fromkeys([*found, *extra]))
+    live = inp.store.episode_keys(pool)  # also drops anything forgotten meanwhile
+    pool = [i for i in pool if i in live]
+    if not pool:
+        return EMPTY_FRAME
+    windows = windows and Strategy.SIMILARITY in hit_lists
+    cosine, window_cosine = _cosines(inp, pool, adjacent, live, windows)
+    signals = _signals(inp, hit_lists, pool, cosine, window_cosine)
+    names = tuple(signals)
+    columns = []
+    for name in names:
+        values = signals[name]
+        missing = 0.0 if name.startswith("lexical") or not values else min(values.values())
+        columns.append(np.array([values.get(i, missing) for i in pool], dtype=np.float64))
+    raw = np.column_stack(columns) if columns else np.zeros((len(pool), 0))
+    z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
+    row = {i: n for n, i in enumerate(pool)}
+    neighbours = _padded(
+        [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and live[n] == live[i]] for i in pool], -1
+    )
+    episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
+    group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
+    grouped = np.array([any(v != "null" for v in live[i]) for i in pool], dtype=bool)
+    return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped)
 
 
 def fuse(
     inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
 ) -> list[Fused]:
     """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
-    found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
-    adjacent = inp.store.followed_by_neighbours(found) if found else {}
-    extra = {n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded}
-    pool = list(dict.fromkeys([*found, *sorted(extra)]))
-    live = inp.store.episode_keys(pool)  # also drops anything forgotten meanwhile
-    pool = [i for i in pool if i in live]
-    if not pool:
+    table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0)
+    if not table.pool:
         return []
-    signals = _signals(inp, hit_lists, pool)
-    fused = dict.fromkeys(pool, 0.0)
-    normalised: dict[str, dict[str, float]] = {}
-    for name, values in signals.items():
-        lexical = name.startswith("lexical")
-        missing = 0.0 if lexical or not values else min(values.values())
-        normalised[name] = z = _zscores(values, pool, missing)
-        weight = settings.weight(name)
-        for i in pool:
-            fused[i] += weight * z[i]
-    smoothed = dict(fused)
-    if settings.smooths:
-        best_in_episode: dict[tuple[object, ...], float] = {}
-        for i in pool:
-            key = live[i]
-            best_in_episode[key] = max(best_in_episode.get(key, -math.inf), fused[i])
-        for i in pool:
-            near = [fused[n] for n in adjacent.get(i, ()) if n in fused and live[n] == live[i]]
-            if near:
-                smoothed[i] += settings.neighbour_weight * max(near)
-            if any(v != "null" for v in live[i]):
-                smoothed[i] += settings.episode_weight * best_in_episode[live[i]]
-    kept = sorted(pool, key=lambda i: (-smoothed[i], i))[:limit]
-    chosen = set(kept)
+    smoothed = table.scores(settings)
+    kept = table.ranked(settings, limit)
+    row = {table.pool[n]: n for n in kept}
     details: dict[str, list[StrategyDetail]] = {}
     for strategy, hits in hit_lists.items():
-        names = ("lexical", "lexical_window") if strategy == Strategy.LEXICAL else (
-            "similarity" if strategy == Strategy.SIMILARITY else strategy.value,
-        )
+        names = [s for s in _SIGNALS_OF.get(strategy, (strategy.value,)) if s in table.signals]
         for h in hits:
-            if h.id not in chosen:
+            n = row.get(h.id)
+            if n is None:
                 continue
-            extra_fields = {f"z_{n}": round(normalised[n][h.id], 4) for n in names}
-            extra_fields["fused"] = round(smoothed[h.id], 4)
+            extra_fields: dict[str, object] = {f"z_{s}": round(float(table.z[n, table.signals.index(s)]), 4)
+                                               for s in names}
+            if strategy == Strategy.SIMILARITY and "similarity_window" in names:
+                window = table.raw[n, table.signals.index("similarity_window")]
+                extra_fields["window_similarity"] = round(float(window), 4)
+            extra_fields["fused"] = round(float(smoothed[n]), 4)
             details.setdefault(h.id, []).append(
                 StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **extra_fields})
             )
     label = next(iter(hit_lists), Strategy.SIMILARITY)
     return [
-        Fused(i, _logistic(smoothed[i]), tuple(details.get(i, ())) or (_context_detail(label, i, smoothed),))
-        for i in kept
+        Fused(
+            table.pool[n],
+            _logistic(float(smoothed[n])),
+            tuple(details.get(table.pool[n], ())) or (_context_detail(label, float(smoothed[n])),),
+        )
+        for n in kept
     ]
 
 
-def _context_detail(label: Strategy, memory_id: str, smoothed: Mapping[str, float]) -> StrategyDetail:
+def _context_detail(label: Strategy, smoothed: float) -> StrategyDetail:
     """A candidate no strategy returned itself: it came in as a neighbour of one that was."""
-    relevance = _logistic(smoothed[memory_id])
-    fields = {"context_neighbour": True, "fused": round(smoothed[memory_id], 4)}
-    return StrategyDetail(label, relevance, fields)
+    fields = {"context_neighbour": True, "fused": round(smoothed, 4)}
+    return StrategyDetail(label, _logistic(smoothed), fields)
 
 
 def _logistic(x: float) -> float:

@@ -13,15 +13,18 @@ from types import MappingProxyType
 
 from engine.models import Strategy
 
-# Fused signals: each strategy's relevance, except lexical, which brings two (its own text, its window).
-SIGNALS = ("similarity", "lexical", "lexical_window", "temporal", "causal", "analogical")
+# Fused signals: each strategy's relevance, except similarity and lexical, which bring two each (the memory
+# itself, its context window).
+SIGNALS = ("similarity", "similarity_window", "lexical", "lexical_window", "temporal", "causal", "analogical")
+# Signals that count only where a preset or request gives them a weight; every other one weighs 1 by default.
+OPT_IN_SIGNALS = frozenset({"similarity_window"})
 
 
 @dataclass(frozen=True, slots=True)
 class FusionSettings:
     """How a fused recall combines evidence (see engine/recall/fusion.py).
 
-    weights: signal -> weight of its per-query z-score (missing signals weigh 1).
+    weights: signal -> weight of its per-query z-score (missing signals weigh 1, opt-in ones 0).
     neighbour_weight: share of the best same-episode neighbour's fused score a memory borrows.
     episode_weight: share of its episode's best fused score a memory borrows.
     exact_search: small stores are searched exactly rather than through HNSW.
@@ -33,7 +36,7 @@ class FusionSettings:
     exact_search: bool = False
 
     def weight(self, signal: str) -> float:
-        return float(self.weights.get(signal, 1.0))
+        return float(self.weights.get(signal, 0.0 if signal in OPT_IN_SIGNALS else 1.0))
 
     @property
     def smooths(self) -> bool:
@@ -60,12 +63,16 @@ PLAIN_FUSION = FusionSettings()
 
 RECOMMENDED = RecallPreset(
     "recommended",
-    "similarity + lexical (memory and context window), z-score fusion, neighbour smoothing, episode boost, "
+    "similarity + lexical (each of the memory and its context window), z-score fusion, episode boost, "
     "exact search on small stores",
     (Strategy.SIMILARITY, Strategy.LEXICAL),
+    # Tuned on the LoCoMo tuning half only (conv-26/30/41/42/43): the best point of the grid in
+    # benchmarks/locomo_grid.py by mean R@5/10/25/50 (its table: benchmarks/results/locomo.json, fusion_grid).
     FusionSettings(
-        weights=MappingProxyType({"similarity": 1.0, "lexical": 0.6, "lexical_window": 0.8}),
-        neighbour_weight=0.25,
+        weights=MappingProxyType(
+            {"similarity": 1.0, "similarity_window": 0.5, "lexical": 0.3, "lexical_window": 1.1}
+        ),
+        neighbour_weight=0.0,
         episode_weight=0.1,
         exact_search=True,
     ),

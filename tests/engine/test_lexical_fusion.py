@@ -137,3 +137,38 @@ def test_cli_recall_defaults_to_the_recommended_preset(data_dir: Path, embedder:
     assert {d["strategy"] for d in top["strategy_details"]} == {"similarity", "lexical"}
     bad = CliRunner().invoke(main, ["--data-dir", str(data_dir), "recall", "x", "--preset", "nope"])
     assert bad.exit_code == 2 and "unknown preset" in bad.stderr
+
+
+def _window_similarity(engine: MemoryEngine, cue: str, content: str) -> float:
+    from engine import build_request
+
+    frame = engine.fusion_frame(build_request(cue, preset="recommended", top_k=12))
+    row = next(n for n, i in enumerate(frame.pool) if engine.get(i).content == content)
+    return float(frame.raw[row, frame.signals.index("similarity_window")])
+
+
+def test_window_similarity_reads_the_neighbours_and_follows_forget(engine: MemoryEngine) -> None:
+    memories = _conversation(engine)
+    reply = "Maya: Did the brakes work afterwards?"
+    # The reply says nothing of bicycles; its window (the repair before it) does.
+    before = _window_similarity(engine, "repairing a bicycle", reply)
+    own = float(engine.embedder.encode([reply])[0] @ engine.embedder.encode(["repairing a bicycle"])[0])
+    assert before > own
+    engine.forget([memories[3].id])  # the repair turn: the window must not remember it
+    assert _window_similarity(engine, "repairing a bicycle", reply) < before
+    results = engine.recall("repairing a bicycle", preset="recommended", top_k=3)
+    sim = next(d for d in results[0].strategy_details if d.strategy.value == "similarity")
+    assert "window_similarity" in sim.fields and "z_similarity_window" in sim.fields
+
+
+def test_fusion_frame_scores_the_way_recall_ranks(engine: MemoryEngine) -> None:
+    from engine import build_request
+    from engine.recall.presets import PRESETS
+
+    _conversation(engine)
+    request = build_request("which cafe opened and what did they roast", preset="recommended", top_k=12,
+                            scoring_weights="1:0:0:0")
+    frame = engine.fusion_frame(request)
+    ranked = [frame.pool[n] for n in frame.ranked(PRESETS["recommended"].fusion, 12)]
+    assert [r.memory.id for r in engine.retrieve(request)] == ranked
+    assert "similarity_window" in frame.signals and frame.z.shape == (len(frame.pool), len(frame.signals))
