@@ -88,7 +88,9 @@ def test_index_a_folder_of_chats_with_no_flag(hebbs: Run, write: Write) -> None:
     assert lines[0] == "documents     1 (1 new or changed, 0 unchanged, 0 removed)"
     assert lines[2] == "messages      3 (3 added, 0 kept, 0 removed; one memory per chat message)"
     assert lines[-2:] == ["skipped       1 file:", "  chats/notes.json: not a chat transcript (expected a list of "
-                          '{"speaker", "text", "time"} messages, {"sessions": [...]}, or session_1, session_2, ... keys)']
-    code, out, _ = hebbs("--format", "json", "recall", "when do we bake", "--strategy", "temporal", "--entity-id", "ben")
+                          '{"speaker", "text", "time"} messages, {"sessions": [...]}, '
+                          "or session_1, session_2, ... keys)"]
+    code, out, _ = hebbs("--format", "json", "recall", "when do we bake", "--strategy", "temporal",
+                         "--entity-id", "ben")
     (hit,) = json.loads(out)["results"]
     assert hit["memory"]["content"] == "Ben: Then we bake on Monday." and hit["memory"]["context"]["session"] == 1
