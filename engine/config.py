@@ -121,8 +121,13 @@ INGEST_EXTENSIONS = (".md", ".markdown", ".txt", ".json")
 # README files describe a folder; they are not part of its story.
 INGEST_SKIPPED_NAMES = ("readme.md", "readme.markdown", "readme.txt", "readme")
 INGEST_MAX_FILE_BYTES = 2 * 1024 * 1024
-# Documents analysed, embedded and committed together: a crash loses at most one batch of work.
-INGEST_DOCUMENT_BATCH = 16
+# Seconds the analysis of one file may take before it is skipped (0: no limit); `--file-seconds` or this
+# environment variable overrides it.
+INGEST_FILE_SECONDS = 60.0
+INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
+# Documents analysed, embedded and committed together, batch after batch: an interrupted run keeps every
+# batch it finished, and a crash loses at most the one in progress.
+INGEST_DOCUMENT_BATCH = 8
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"

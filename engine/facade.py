@@ -158,7 +158,7 @@ class MemoryEngine:
             ReviseRequest: self._writer.revise,
             ForgetRequest: self._forget,
             AddEdgesRequest: lambda r: EdgesResponse(tuple(self._writer.add_edges(r.edges))),
-            IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor),
+            IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
             ListRequest: self._list,
             StatsRequest: lambda r: self._stats(),
@@ -245,22 +245,28 @@ class MemoryEngine:
         progress: Callable[[str, int, int], None] | None = None,
         *,
         extractor: Extractor | str | None = None,
+        file_seconds: float | None = None,
     ) -> IndexSummary:
         """Index documents (files or folders of Markdown, text, JSON chats) into memories: documents,
         propositions, entities, dates, and derived edges. Idempotent; see `engine.ingest`. Returns an
         `IndexSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
-        `llm` or an `Extractor` instance."""
+        `llm` or an `Extractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
+        is skipped with the reason; default `HEBBS_INDEX_FILE_SECONDS` or `config.INGEST_FILE_SECONDS`, 0: no
+        limit). Work is committed batch by batch: an interrupted run keeps the documents it finished."""
         instance = extractor if extractor is not None and not isinstance(extractor, str) else None
-        request = IngestRequest.parse({"paths": list(paths), "extractor": None if instance else extractor})
+        request = IngestRequest.parse(
+            {"paths": list(paths), "extractor": None if instance else extractor, "file_seconds": file_seconds}
+        )
         with store_errors():
-            return self._ingest(request.paths, progress, instance or request.extractor)
+            return self._ingest(request.paths, progress, instance or request.extractor, request.file_seconds)
 
     def _ingest(
-        self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None, extractor: Extractor | str | None
+        self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None,
+        extractor: Extractor | str | None, file_seconds: float | None = None,
     ) -> IndexSummary:
         from engine.ingest.pipeline import index_paths
 
-        return index_paths(self._writer, paths, progress=progress, extractor=extractor)
+        return index_paths(self._writer, paths, progress=progress, extractor=extractor, file_seconds=file_seconds)
 
     def revise(self, memory_id: str, **changes: Any) -> Memory:
         """Change a memory in place (same id); its previous state is kept as a `revision` memory.

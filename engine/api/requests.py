@@ -265,10 +265,11 @@ class IngestRequest:
     OP: ClassVar[str] = "ingest"
     paths: tuple[Path, ...]
     extractor: str | None = None
+    file_seconds: float | None = None  # per-file analysis budget; None: env or config default, 0: no limit
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
-        values = _fields_of(raw, cls.OP, ("paths", "extractor"))
+        values = _fields_of(raw, cls.OP, ("paths", "extractor", "file_seconds"))
         paths = values.get("paths")
         if isinstance(paths, str | Path):
             paths = [paths]
@@ -282,7 +283,12 @@ class IngestRequest:
         extractor = values.get("extractor")
         if extractor is not None and extractor not in ("offline", "llm"):
             raise ValidationError(f"unknown extractor {extractor!r}; expected offline or llm")
-        return cls(parsed, extractor)
+        seconds = values.get("file_seconds")
+        if seconds is not None:
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
+                raise ValidationError(f"file_seconds must be a number of seconds >= 0 (0: no limit), got {seconds!r}")
+            seconds = float(seconds)
+        return cls(parsed, extractor, seconds)
 
 
 # --- reads ---------------------------------------------------------------------------------------------

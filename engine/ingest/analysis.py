@@ -8,11 +8,13 @@ Every block of a batch of documents goes through one `nlp.pipe` call (batched; t
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from engine import config
 from engine.analogy.text import structure_of_span
+from engine.ingest.budget import TimeBudget
 from engine.ingest.causal import Part, find_causes, is_definite
 from engine.ingest.documents import SourceDocument
 from engine.ingest.drafts import CausalCue, Draft, Mention, Relation, Side
@@ -31,10 +33,13 @@ class Extractor(Protocol):
     name: str
 
     def analyse(
-        self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None
+        self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None,
+        budget: TimeBudget | None = None,
     ) -> list[list[Draft]]:
         """One list of drafts per document, in document order. `known`: entity names already in the
-        registry, with their types, so a name the NER misses in one sentence is still found."""
+        registry, with their types, so a name the NER misses in one sentence is still found. `budget`: the
+        time each document may take; the extractor charges it and stops work on a document once it is over
+        (its drafts are then incomplete: the caller discards them)."""
         ...
 
 
@@ -61,27 +66,44 @@ class OfflineExtractor:
         self.batch_size = batch_size
 
     def analyse(
-        self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None
+        self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None,
+        budget: TimeBudget | None = None,
     ) -> list[list[Draft]]:
         from engine.ingest.nlp import load
 
         nlp = load()
+        budget = budget if budget is not None else TimeBudget()
         out: list[list[Draft]] = [[] for _ in documents]
 
         def blocks() -> Iterator[tuple[str, tuple[int, int]]]:
             for d, doc in enumerate(documents):
                 for b, block in enumerate(doc.blocks):
-                    yield block.text, (d, b)
+                    if d not in budget.over:  # spaCy pulls blocks lazily: a document over budget gets no more
+                        yield block.text, (d, b)
 
-        parsed = list(nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size))
+        parsed: list[tuple[Doc, tuple[int, int]]] = []
+        mark = time.perf_counter()
+        for doc, (d, b) in nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size):
+            now = time.perf_counter()
+            if not budget.charge(d, now - mark):
+                parsed.append((doc, (d, b)))
+            mark = now
         gazetteer = Gazetteer(known or {})
         for doc, _ in parsed:
             gazetteer.learn(doc)
+        mark = time.perf_counter()
         for doc, (d, b) in parsed:
+            if d in budget.over:
+                continue
             gazetteer.tag(doc)
             block = documents[d].blocks[b]
             for sent in doc.sents:
                 out[d].extend(sentence_drafts(sent, b, block.heading_path, block.speaker, len(out[d])))
+            now = time.perf_counter()
+            budget.charge(d, now - mark)
+            mark = now
+        for d in budget.over:
+            out[d] = []
         return out
 
 

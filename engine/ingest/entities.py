@@ -93,14 +93,21 @@ class EntityResolver:
     def __init__(self, known: Iterable[EntityRecord] = ()) -> None:
         self.known = {r.id: r for r in known}
         self._alias_index: dict[str, set[str]] = defaultdict(set)
-        for r in self.known.values():
-            for a in aliases_for(r):
-                self._alias_index[a].add(r.id)
         self.counts: Counter[str] = Counter()
         self.votes: dict[str, Counter[str]] = defaultdict(Counter)
         self.surface: dict[str, Counter[str]] = defaultdict(Counter)
         self._canonical: dict[str, str] = {}
         self.records: dict[str, EntityRecord] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        """Forget every decision (groups, ids, declared names): only the registry and the counts stay."""
+        self._alias_index = defaultdict(set)
+        for r in self.known.values():
+            for a in aliases_for(r):
+                self._alias_index[a].add(r.id)
+        self._canonical = {}
+        self.records = {}
 
     def observe(self, name: str, kind: str, weight: int = 1) -> None:
         key = normalise(name)
@@ -111,7 +118,9 @@ class EntityResolver:
         self.surface[key][clean_name(name)] += 1
 
     def finalize(self) -> None:
-        """Group names (a name joins the unique longer name it starts), pick ids, types and aliases."""
+        """Group names (a name joins the unique longer name it starts), pick ids, types and aliases. Can run
+        again after more `observe` calls: it decides afresh from everything observed so far."""
+        self._reset()
         names = set(self.counts) | set(self.known)
         parent = {n: n for n in names}
 

@@ -161,10 +161,14 @@ def _restates(p: _Prop, prev: _Prop | None) -> bool:
 
 def _causal_edges(props: Sequence[_Prop], by_source: dict[str, dict[int, _Prop]], add: _Adder) -> None:
     index = ReferentIndex(props)
+    clauses: dict[tuple[str, int], set[str]] = defaultdict(set)  # a sentence's split-out clauses, found once
+    for q in props:                                               # (per cue it was quadratic in a long document)
+        parent = q.row.analysis.get("derived_from")
+        if parent is not None:
+            clauses[(q.row.source, parent)].add(q.id)
     for p in props:
         for cue in p.causes:
-            mine = {p.id} | {q.id for q in by_source[p.row.source].values()
-                             if q.row.analysis.get("derived_from") == p.row.position}
+            mine = {p.id} | clauses.get((p.row.source, p.row.position), set())
             cause, cause_quality = _node(cue.cause, p, by_source, index, mine)
             if cause is None:
                 continue

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import Any
 from engine import config
 from engine.errors import ExtractorError
 from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.budget import TimeBudget
 from engine.ingest.causal import is_definite
 from engine.ingest.documents import SourceDocument, parse_datetime
 from engine.ingest.drafts import CausalCue, Draft, Mention, Relation, Side
@@ -82,16 +84,22 @@ class LLMExtractor:
         )
 
     def analyse(
-        self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None
+        self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None,
+        budget: TimeBudget | None = None,
     ) -> list[list[Draft]]:
+        """One request per document (each bounded by the HTTP timeout), charged to `budget` afterwards."""
+        budget = budget if budget is not None else TimeBudget()
         out: list[list[Draft]] = []
-        for doc in documents:
+        for d, doc in enumerate(documents):
+            mark = time.perf_counter()
             try:
                 out.append(self._analyse_one(doc))
             except (ExtractorError, OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("LLM extractor failed on %s (%s); analysing it offline", doc.display, exc)
                 self.fallbacks += 1
                 out.append(self.fallback.analyse([doc], known)[0])
+            if budget.charge(d, time.perf_counter() - mark):
+                out[-1] = []
         return out
 
     # --- one document -------------------------------------------------------------------------------------

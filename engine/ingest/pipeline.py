@@ -2,20 +2,24 @@
 
 Steps: discover and read files (bad ones become `Skipped` lines) -> skip documents whose content hash is
 unchanged -> write new or changed conversations (JSON chats: one memory per message, no sentence
-analysis; see `engine.ingest.conversation_writer`) -> analyse the rest (spaCy, batched; or the LLM
-extractor) -> resolve entities against the registry -> date each proposition -> per batch of documents:
-forget what changed or disappeared, embed what is new, commit memories and ledger rows in one
-transaction -> recompute derived edges.
+analysis; see `engine.ingest.conversation_writer`) -> then batch after batch of documents
+(`INGEST_DOCUMENT_BATCH`): analyse (spaCy, or the LLM extractor; a file over its time budget is skipped),
+embed, resolve entities against the registry and what the run has seen so far, date each proposition,
+forget what changed, commit memories, ledger rows and the registry in one transaction -> re-resolve the
+run's entities once all are seen (rewriting the few documents whose entities changed) -> recompute
+derived edges.
 
-A failure mid-way leaves every committed batch intact; the ledger knows what is done, so a rerun
-analyses only the rest, and the edge pass (marked dirty until it completes) runs again.
+An interruption keeps every committed batch, each document whole; the ledger knows what is done, so a
+rerun analyses only the rest, and the edge pass (marked dirty until it completes) runs again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
+import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -31,8 +35,9 @@ from engine import config
 from engine.analogy.text import EXTRACTOR_META_KEY, merged_structure
 from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
-from engine.ingest import salience
+from engine.ingest import budget, salience
 from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.budget import TimeBudget
 from engine.ingest.conversation_writer import ORIGIN as CONVERSATION_ORIGIN
 from engine.ingest.conversation_writer import write_conversations
 from engine.ingest.conversations import Conversation
@@ -52,7 +57,6 @@ from engine.writer import Writer
 # unchanged propositions still keep their ids).
 PIPELINE_VERSION = "1"
 LINKS_META_KEY = "ingest_links"
-ANALYSIS_CHUNK = 8  # documents per nlp.pipe run: bounds memory, lets embedding overlap analysis
 MAX_PROPOSITION_CHARS = 2000
 EMBED_DOCUMENT_CHARS = 600
 
@@ -107,11 +111,16 @@ def index_paths(
     *,
     progress: PhaseProgress | None = None,
     extractor: Extractor | str | None = None,
+    file_seconds: float | None = None,
 ) -> IndexSummary:
-    """Index files and folders through `writer` (the engine's write path); see the module docstring."""
+    """Index files and folders through `writer` (the engine's write path); see the module docstring.
+    `file_seconds`: the per-file analysis time budget (None: `HEBBS_INDEX_FILE_SECONDS` or the default;
+    0: no limit)."""
     started = time.perf_counter()
     chosen = make_extractor(extractor)
-    run = _Run(writer, chosen, progress or (lambda phase, done, total: None), IndexSummary(extractor=chosen.name))
+    seconds = budget.file_seconds(file_seconds)
+    run = _Run(writer, chosen, progress or (lambda phase, done, total: None), IndexSummary(extractor=chosen.name),
+               seconds)
     Ledger(writer.store).ensure_tables()
     EntityRegistry(writer.store).ensure_tables()
 
@@ -120,19 +129,14 @@ def index_paths(
         run.timed("loading models", run.load_models)
     write_conversations(writer, conversations, run.summary, run.phases)
     run.tick("writing", len(conversations), len(conversations))
-    drafts, vectors = run.timed("analysing", run.analyse, fresh)
-    fresh = [doc for doc, ds in zip(fresh, drafts, strict=True) if ds is not None]
-    plans = run.timed("analysing", run.plan, fresh, [ds for ds in drafts if ds is not None])
-    for start in range(0, len(plans), config.INGEST_DOCUMENT_BATCH):
-        batch = plans[start : start + config.INGEST_DOCUMENT_BATCH]
-        _write(writer, batch, vectors, run.summary, run.phases)
-        run.tick("writing", min(start + config.INGEST_DOCUMENT_BATCH, len(plans)), len(plans))
+    written = run.index(fresh)
+    run.timed("writing", run.reconcile, written)
     run.timed("linking", run.link)
 
     summary = run.summary
     for type_, n in writer.store.count_edges_by_type(CONVERSATION_ORIGIN).items():
         summary.edges[type_] = summary.edges.get(type_, 0) + n
-    summary.documents_indexed = len(plans) + len(conversations)
+    summary.documents_indexed = len(written) + len(conversations)
     summary.conversations = len(conversations)
     summary.entities = writer.store.count_entities()  # entities with memories: the count `stats` shows
     summary.propositions_total = Ledger(writer.store).count_propositions(present)
@@ -143,6 +147,23 @@ def index_paths(
 
 
 @dataclass
+class _Analysed:
+    """A batch of documents analysed (None: skipped), whose new texts are being embedded."""
+
+    docs: list[SourceDocument]
+    drafts: list[list[Draft] | None]
+    todo: list[str]
+    embedded: Future[np.ndarray] | None
+
+
+@dataclass
+class _Written:
+    doc: SourceDocument
+    drafts: list[Draft]
+    plan: DocumentPlan
+
+
+@dataclass
 class _Run:
     """The state of one `index_paths` call, step by step."""
 
@@ -150,7 +171,10 @@ class _Run:
     extractor: Extractor
     tick: PhaseProgress
     summary: IndexSummary
+    file_seconds: float | None = None
     phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    resolver: EntityResolver = field(default_factory=EntityResolver)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # text -> embedding, for this run's writes
 
     def timed(self, phase: str, step: Callable[..., Any], *args: Any) -> Any:
         mark = time.perf_counter()
@@ -208,73 +232,122 @@ class _Run:
         self.writer.embed(["warm up"])
         self.tick("loading models", 1, 1)
 
-    def analyse(self, fresh: list[SourceDocument]) -> tuple[list[list[Draft] | None], dict[str, np.ndarray]]:
-        """Drafts per document (None for one the extractor could not analyse: skipped with its reason),
-        chunk by chunk, while a worker thread embeds the texts of the previous chunk (torch releases the
-        GIL, so spaCy and the model share the cores)."""
-        registry = EntityRegistry(self.writer.store)
-        known = {r.name: r.type for r in registry.load()}
-        vectors = _reusable_vectors(self.writer.store, Ledger(self.writer.store), fresh)
-        drafts: list[list[Draft] | None] = []
-        pending: list[tuple[list[str], Future[np.ndarray]]] = []
+    def index(self, fresh: list[SourceDocument]) -> list[_Written]:
+        """Batch after batch of documents: analyse, embed, resolve entities, commit. A worker thread embeds
+        one batch while the next is analysed (torch and onnxruntime release the GIL, so spaCy and the model
+        share the cores); each batch is committed as soon as its vectors are there, so an interrupted run
+        keeps every batch it finished and a rerun analyses only the rest."""
+        store = self.writer.store
+        registry = EntityRegistry(store)
+        records = registry.load()
+        self.resolver = EntityResolver(records)
+        known = {r.name: r.type for r in records}
+        vectors = self.vectors = _reusable_vectors(store, Ledger(store), fresh)
+        written: list[_Written] = []
+        pending: _Analysed | None = None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
-            for start in range(0, len(fresh), ANALYSIS_CHUNK):
-                chunk = fresh[start : start + ANALYSIS_CHUNK]
-                texts: dict[str, None] = {}
-                for doc, doc_drafts in zip(chunk, self._analyse_chunk(chunk, known), strict=True):
-                    drafts.append(doc_drafts)
-                    if doc_drafts is None:
-                        continue
-                    if not doc_drafts:
-                        texts[embedding_text(doc)] = None
-                    for d in doc_drafts:
-                        texts[proposition_content(d)] = None
-                        for m in d.mentions:
-                            if m.type not in ("unknown", "topic"):
-                                known.setdefault(m.name, m.type)
-                todo = [t for t in texts if t not in vectors]
-                if todo:
-                    pending.append((todo, worker.submit(self.writer.embed, todo)))
-                self.tick("analysing", min(start + ANALYSIS_CHUNK, len(fresh)), len(fresh))
-            mark = time.perf_counter()
-            for todo, future in pending:
-                vectors.update(zip(todo, future.result(), strict=True))
-            self.phases["embedding"] += time.perf_counter() - mark
-            self.phases["analysing"] -= time.perf_counter() - mark
+            for start in range(0, len(fresh), config.INGEST_DOCUMENT_BATCH):
+                chunk = fresh[start : start + config.INGEST_DOCUMENT_BATCH]
+                analysed = self.timed("analysing", self._analyse_batch, chunk, known, vectors, worker)
+                if pending is not None:
+                    written += self._commit(pending, vectors)
+                pending = analysed
+                self.tick("analysing", min(start + config.INGEST_DOCUMENT_BATCH, len(fresh)), len(fresh))
+            if pending is not None:
+                written += self._commit(pending, vectors)
         self.summary.llm_fallbacks = int(getattr(self.extractor, "fallbacks", 0))
-        return drafts, vectors
+        return written
+
+    def _analyse_batch(self, chunk: list[SourceDocument], known: dict[str, str], vectors: dict[str, np.ndarray],
+                       worker: ThreadPoolExecutor) -> _Analysed:
+        """Drafts per document of the batch (None for one skipped with its reason), and its new texts sent
+        to the worker to embed."""
+        drafts = self._analyse_chunk(chunk, known)
+        texts: dict[str, None] = {}
+        for doc, doc_drafts in zip(chunk, drafts, strict=True):
+            if doc_drafts is None:
+                continue
+            if not doc_drafts:
+                texts[embedding_text(doc)] = None
+            for d in doc_drafts:
+                texts[proposition_content(d)] = None
+                for m in d.mentions:
+                    if m.type not in ("unknown", "topic"):
+                        known.setdefault(m.name, m.type)
+        todo = [t for t in texts if t not in vectors]
+        return _Analysed(chunk, drafts, todo, worker.submit(self.writer.embed, todo) if todo else None)
+
+    def _commit(self, batch: _Analysed, vectors: dict[str, np.ndarray]) -> list[_Written]:
+        """Wait for the batch's vectors, resolve its entities with everything seen so far, and commit it
+        (memories, ledger rows and the registry in one transaction per batch)."""
+        if batch.embedded is not None:
+            mark = time.perf_counter()
+            vectors.update(zip(batch.todo, batch.embedded.result(), strict=True))
+            self.phases["embedding"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        done = [(doc, ds) for doc, ds in zip(batch.docs, batch.drafts, strict=True) if ds is not None]
+        for _, doc_drafts in done:
+            for d in doc_drafts:
+                for m in d.mentions:
+                    self.resolver.observe(m.name, m.type, m.weight)
+                if d.speaker:
+                    self.resolver.observe(d.speaker, "person")
+        self.resolver.finalize()
+        ledger = Ledger(self.writer.store)
+        plans = [_plan(doc, ds, self.resolver, ledger, self.extractor.name) for doc, ds in done]
+        self.phases["analysing"] += time.perf_counter() - mark
+        if plans:
+            _write(self.writer, plans, vectors, self.summary, self.phases, self.resolver)
+        return [_Written(doc, ds, plan) for (doc, ds), plan in zip(done, plans, strict=True)]
 
     def _analyse_chunk(self, chunk: list[SourceDocument], known: dict[str, str]) -> list[list[Draft] | None]:
-        """A document that makes the extractor fail is skipped with the reason, not the whole run."""
+        """A document that makes the extractor fail, or goes over the time budget, is skipped with the
+        reason, not the whole run."""
+        limit = TimeBudget(self.file_seconds)
         try:
-            return list(self.extractor.analyse(chunk, known))
+            out: list[list[Draft] | None] = list(_analyse(self.extractor, chunk, known, limit))
         except Exception:
             if len(chunk) == 1:
                 raise
-        out: list[list[Draft] | None] = []
-        for doc in chunk:
-            try:
-                out.append(self.extractor.analyse([doc], known)[0])
-            except Exception as exc:  # one document's problem, reported in the summary
-                self.summary.skipped.append(Skipped(doc.display, f"could not be analysed ({exc})"))
-                out.append(None)
+            out = []
+            for doc in chunk:
+                alone = TimeBudget(self.file_seconds)
+                try:
+                    out.append(_analyse(self.extractor, [doc], known, alone)[0])
+                except Exception as exc:  # one document's problem, reported in the summary
+                    self.summary.skipped.append(Skipped(doc.display, f"could not be analysed ({exc})"))
+                    out.append(None)
+                    continue
+                if alone.over:
+                    limit.over.add(len(out) - 1)
+        for d in sorted(limit.over):
+            self.summary.skipped.append(Skipped(chunk[d].display, limit.reason()))
+            out[d] = None
         return out
 
-    def plan(self, fresh: list[SourceDocument], drafts: list[list[Draft]]) -> list[DocumentPlan]:
-        """Resolve entities against the registry (and save it), then plan each document's propositions."""
-        registry, ledger = EntityRegistry(self.writer.store), Ledger(self.writer.store)
-        resolver = EntityResolver(registry.load())
-        for doc_drafts in drafts:
-            for d in doc_drafts:
-                for m in d.mentions:
-                    resolver.observe(m.name, m.type, m.weight)
-                if d.speaker:
-                    resolver.observe(d.speaker, "person")
-        resolver.finalize()
-        plans = [_plan(doc, ds, resolver, ledger, self.extractor.name) for doc, ds in zip(fresh, drafts, strict=True)]
-        with self.writer.store.transaction() as cur:
-            EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
-        return plans
+    def reconcile(self, written: list[_Written]) -> None:
+        """Entities are resolved batch by batch, each with what the run had seen so far; a later batch can
+        change an earlier decision ("Dana" joins "Dana Whitfield", seen later). Plan every document again
+        with the run's final resolution and rewrite the few whose entities or dates changed, so a completed
+        run equals one that resolved all its documents at once. Names no memory refers to any more go."""
+        if not written:
+            return
+        self.resolver.finalize()
+        ledger = Ledger(self.writer.store)
+        changed = []
+        for item in written:
+            plan = _plan(item.doc, item.drafts, self.resolver, ledger, self.extractor.name)
+            if plan.entity_id != item.plan.entity_id or plan.drop or len(plan.keep) != len(plan.propositions):
+                changed.append(plan)
+        if changed:
+            scratch = IndexSummary()  # the first write counted these documents' propositions already
+            for start in range(0, len(changed), config.INGEST_DOCUMENT_BATCH):
+                _write(self.writer, changed[start : start + config.INGEST_DOCUMENT_BATCH], self.vectors, scratch,
+                       defaultdict(float), self.resolver)
+        else:
+            with self.writer.store.transaction() as cur:
+                _save_entities(cur, self.resolver)
+        EntityRegistry(self.writer.store).purge_unreferenced()
 
     def link(self) -> None:
         """Derived edges over everything ingested; also after a run that failed before this step."""
@@ -290,6 +363,15 @@ class _Run:
             self.summary.edges = count_edges(store)
         if store.get_meta(EXTRACTOR_META_KEY) != "episode":
             store.set_meta(EXTRACTOR_META_KEY, "episode")
+
+
+def _analyse(extractor: Extractor, docs: list[SourceDocument], known: dict[str, str],
+             limit: TimeBudget) -> list[list[Draft]]:
+    """The extractor's drafts, with the time budget when it takes one (an extractor written before budgets
+    existed is called as it was, unlimited)."""
+    if "budget" in inspect.signature(extractor.analyse).parameters:
+        return extractor.analyse(docs, known, budget=limit)
+    return extractor.analyse(docs, known)
 
 
 def embedding_text(doc: SourceDocument) -> str:
@@ -422,9 +504,14 @@ def _truncate(text: str, limit: int) -> tuple[str, bool]:
     return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…", True
 
 
+def _save_entities(cur: sqlite3.Cursor, resolver: EntityResolver) -> None:
+    EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
+
+
 def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.ndarray],
-           summary: IndexSummary, phases: dict[str, float]) -> None:
-    """Forget what changed, then embed and commit the batch's new memories with their ledger rows."""
+           summary: IndexSummary, phases: dict[str, float], resolver: EntityResolver) -> None:
+    """Forget what changed, then embed and commit the batch's new memories with their ledger rows and the
+    entity registry as resolved so far, in one transaction: a document is stored whole or not at all."""
     mark = time.perf_counter()
     store = writer.store
     indexed = Ledger(store).documents()
@@ -478,7 +565,12 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
         LedgerRow(m.id, r.source, r.role, r.position, r.content_hash, r.analysis)
         for m, (_, _, r, _) in zip(memories, items, strict=True)
     ]
-    writer.commit(records, [], also=lambda cur: Ledger.write(cur, rows))
+
+    def also(cur: sqlite3.Cursor) -> None:
+        Ledger.write(cur, rows)
+        _save_entities(cur, resolver)
+
+    writer.commit(records, [], also=also)
     added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
     summary.propositions_added += added
     summary.propositions_kept += len(kept_rows)

@@ -31,21 +31,25 @@ _PHASES = {"reading": "reading files", "loading models": "loading models", "anal
               help=f"offline: spaCy, no network (default); llm: an OpenAI-compatible endpoint from "
                    f"{config.LLM_BASE_URL_ENV}, {config.LLM_MODEL_ENV} and {config.LLM_API_KEY_ENV} "
                    f"(env {config.INGEST_EXTRACTOR_ENV} sets the default).")
+@click.option("--file-seconds", type=float, default=None, metavar="SECONDS",
+              help=f"Skip a file whose analysis takes longer (default {config.INGEST_FILE_SECONDS:g}, env "
+                   f"{config.INGEST_FILE_SECONDS_ENV}; 0: no limit).")
 @common_options
-def index_command(paths: Sequence[Path], extractor: str | None) -> None:
+def index_command(paths: Sequence[Path], extractor: str | None, file_seconds: float | None) -> None:
     """Index documents: Markdown, plain text and JSON chat transcripts, files or folders.
 
     Each document becomes a `document` memory and its sentences `proposition` memories, with entities,
     dates, and caused_by / followed_by / entity_relation edges. A JSON chat transcript is a conversation:
     one `episode` memory per message, its speaker the entity, sessions and message ids kept, followed_by
     edges within each session. Rerunning is cheap and idempotent: unchanged documents are skipped, changed
-    sentences replaced, removed files forgotten.
+    sentences replaced, removed files forgotten. Documents are committed in small batches as they are
+    done, so an interrupted run keeps what it finished.
     """
     from engine.facade import MemoryEngine
 
     obj = click.get_current_context().obj
     json_mode = obj["format"] == "json"
-    request = IngestRequest.parse({"paths": list(paths), "extractor": extractor})
+    request = IngestRequest.parse({"paths": list(paths), "extractor": extractor, "file_seconds": file_seconds})
     missing = [str(p) for p in request.paths if not (p.exists() or p.is_symlink())]
     if missing:  # a typo in a path is the caller's to fix: exit 2 before any model loads or anything is written
         raise IngestError(f"no such file or folder: {', '.join(missing)}")
@@ -57,7 +61,8 @@ def index_command(paths: Sequence[Path], extractor: str | None) -> None:
         click.echo(json_text(summary_dict))
         return
     with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
-        summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor)
+        summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor,
+                                file_seconds=request.file_seconds)
     if json_mode:
         click.echo(json_text(summary.to_dict()))
     else:

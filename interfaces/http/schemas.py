@@ -109,3 +109,4 @@ class RescoreBody(Body):
 class IndexBody(Body):
     paths: list[str] | str = Field(description="Files or folders on the server's file system.")
     extractor: str | None = Field(None, description="offline (default) or llm.")
+    file_seconds: float | None = Field(None, description="Skip a file whose analysis takes longer (0: no limit).")

@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import random
 import signal
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,8 @@ from engine.store.records import RecordStore
 from tests.trust.crash_worker import HashEmbedder, index_until_killed, write_until_killed
 
 WRITE_TRIALS = 16
-INDEX_TRIALS = 6
+INDEX_TRIALS = 8
+DOCUMENTS = 48  # six batches of INGEST_DOCUMENT_BATCH
 
 
 @pytest.fixture(scope="module")
@@ -80,40 +82,79 @@ def test_kill_9_during_writes_loses_no_acknowledged_write(
     print(f"{WRITE_TRIALS} kill -9 trials during writes: {len(acknowledged)} acknowledged, 0 lost")
 
 
-def test_kill_9_during_indexing_keeps_the_store_usable(
+def _documents_and_propositions(data: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """Per source: the proposition count its document memory declares, and the propositions stored."""
+    store = RecordStore(data / "records.sqlite3")
+    try:
+        assert store.read("PRAGMA integrity_check")[0][0] == "ok"
+        source = "json_extract(context, '$.source')"
+        declared = dict(store.read(
+            f"SELECT {source}, json_extract(context, '$.propositions') FROM memories WHERE kind = 'document'"))
+        stored = dict(store.read(f"SELECT {source}, count(*) FROM memories WHERE kind = 'proposition' GROUP BY 1"))
+        return declared, stored
+    finally:
+        store.close()
+
+
+def _committed_documents(records: Path) -> int:
+    """Documents committed so far, read the way another process would see them (read-only, WAL)."""
+    if not records.exists():
+        return 0
+    connection = sqlite3.connect(f"file:{records}?mode=ro", uri=True, timeout=5)
+    try:
+        return int(connection.execute("SELECT count(*) FROM memories WHERE kind = 'document'").fetchone()[0])
+    except sqlite3.OperationalError:  # the tables are not there yet
+        return 0
+    finally:
+        connection.close()
+
+
+def test_kill_9_during_indexing_keeps_every_finished_document_whole(
     tmp_path: Path, forkserver: multiprocessing.context.BaseContext
 ) -> None:
+    """Each trial waits until the run has committed at least one more batch, then kills it at a random
+    moment inside the next: every document committed before the kill is still there, with all its
+    propositions (none half-written), and the final rerun analyses only what is left."""
     folder = tmp_path / "docs"
     folder.mkdir()
-    for i in range(40):
+    for i in range(DOCUMENTS):
         (folder / f"2026-01-{i % 28 + 1:02d}-note-{i}.md").write_text(
             f"# Note {i}\n\nThe vendor Acme{i} renewed contract {i} because the price fell.\n"
             f"Dana Whitfield approved renewal {i} the next day.\n"
         )
     data = tmp_path / "data"
     rng = random.Random(41)
+    kept = 0
+    kills = 0
     for trial in range(INDEX_TRIALS):
         ack = tmp_path / f"index-{trial}.txt"
+        before = _committed_documents(data / "records.sqlite3")
         child = forkserver.Process(target=index_until_killed, args=(str(data), str(folder), str(ack)))
         child.start()
-        _wait_for(lambda ack=ack, child=child: ack.exists() or not child.is_alive())  # type: ignore[misc]
-        time.sleep(rng.uniform(0.2, 4.0))  # not a wait for a condition: the kill lands at a random moment
+        _wait_for(lambda child=child, before=before: _committed_documents(data / "records.sqlite3") > before  # type: ignore[misc]
+                  or not child.is_alive())
+        time.sleep(rng.uniform(0.0, 0.5))  # not a wait for a condition: the kill lands at a random moment
         with contextlib.suppress(ProcessLookupError):  # it may have finished: the forkserver reaps its children
             os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
         child.join()
         finished = "finished" in ack.read_text()
-        store = RecordStore(data / "records.sqlite3")
-        try:
-            assert store.count() >= 0  # opens, and is not corrupt
-            assert store.read("PRAGMA integrity_check")[0][0] == "ok"
-        finally:
-            store.close()
+        kills += not finished
+        declared, stored = _documents_and_propositions(data)
+        assert len(declared) >= max(kept, before + 1) or finished, f"trial {trial} lost finished documents"
+        assert {s: n for s, n in stored.items() if n} == {s: n for s, n in declared.items() if n}, \
+            f"trial {trial} left a document half-written"
+        kept = len(declared)
         if finished:
             break
+    assert kills >= 2, "the runs finished before they could be interrupted"
     with MemoryEngine(data, embedder=HashEmbedder()) as engine:
         summary = engine.ingest([folder])  # a rerun completes what the killed runs left
         stats = engine.stats()
-        assert summary.documents == 40
+        assert summary.documents == DOCUMENTS
+        assert summary.documents_unchanged >= kept  # what the killed runs finished is not analysed again
         assert stats["memories"] == stats["vector_index"]
         documents = engine.list_memories(kind="document", limit=100)
-        assert len(documents) == 40
+        assert len(documents) == DOCUMENTS
+    declared, stored = _documents_and_propositions(data)
+    assert stored == declared and len(declared) == DOCUMENTS
+    print(f"{kills} kill -9 trials during indexing: {kept} of {DOCUMENTS} documents kept whole, rerun completed")
