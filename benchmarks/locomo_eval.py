@@ -206,6 +206,7 @@ def run(
     config_names: Sequence[str] | None = None,
     max_turns: int | None = None,
     grid: bool = True,
+    latency_run: bool = True,
 ) -> dict[str, Any]:
     """Import every conversation into its own store, ask every question under every config, aggregate.
 
@@ -242,7 +243,8 @@ def run(
         log(f"LoCoMo: recommended default (best mean R@k on the tuning half): {best}")
     # Phase 2, the held-out half: the reported configs and the chosen default (grid points are not rerun).
     shown = [c for c in cfgs if c.reported or c.name == best]
-    _evaluate(rest, shown, embedder, results, "held-out half")
+    timing: dict[str, Any] | None = {} if "recommended" in results and latency_run else None
+    _evaluate(rest, shown, embedder, results, "held-out half", timing=timing)
 
     report: dict[str, Any] = {}
     for name, res in results.items():
@@ -276,6 +278,10 @@ def run(
     out = {**report, "recommended_default": best, "ablation_heldout": ablation, "meta": meta}
     if fusion_grid is not None:
         out["fusion_grid"] = fusion_grid
+    if timing:
+        out["latency"] = timing
+        log(f"LoCoMo: recall p50 similarity {timing['similarity_p50_ms']} ms, recommended "
+            f"{timing['recommended_p50_ms']} ms ({timing['ratio']}x)")
     return out
 
 
@@ -286,6 +292,7 @@ def _evaluate(
     results: dict[str, ConfigResult],
     label: str,
     frames: list[locomo_grid.Question] | None = None,
+    timing: dict[str, Any] | None = None,
 ) -> None:
     """Ask every question of every conversation under every config; one fresh store per conversation."""
     if not convs or not cfgs:
@@ -318,9 +325,41 @@ def _evaluate(
                             done += 1
                             if done % 50 == 0:
                                 update(done, total)
+                    if timing is not None and not timing:
+                        timing.update(latency(engine, conv, embedder))
             update(total, total)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+LATENCY_QUESTIONS = 100
+
+
+def latency(engine: MemoryEngine, conv: locomo.Conversation, embedder: CachingEmbedder) -> dict[str, Any]:
+    """Median recall latency of the `similarity` and `recommended` presets on the same store (top_k 10),
+    alternating question by question so both see the same machine load. The cue's vector is dropped from
+    the cache before each recall: the model embeds it, as in real use."""
+    times: dict[str, list[float]] = {"similarity": [], "recommended": []}
+    questions = [q.question for q in conv.questions[:LATENCY_QUESTIONS]]
+    for q in questions[:5]:  # warm up
+        for preset in times:
+            engine.retrieve(build_request(q, preset=preset, top_k=10))
+    for q in questions:
+        for preset, samples in times.items():
+            embedder.table.pop(q, None)
+            started = time.perf_counter()
+            engine.retrieve(build_request(q, preset=preset, top_k=10))
+            samples.append(1000 * (time.perf_counter() - started))
+    med = {p: float(np.median(v)) for p, v in times.items()}
+    return {
+        "conversation": conv.sample_id,
+        "memories": len(conv.turns),
+        "questions": len(questions),
+        "similarity_p50_ms": round(med["similarity"], 2),
+        "recommended_p50_ms": round(med["recommended"], 2),
+        "ratio": round(med["recommended"] / med["similarity"], 3),
+        "target_ratio": 1.5,
+    }
 
 
 def _pct(x: float | None) -> str:

@@ -302,6 +302,7 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
     lines += ["### Tuning half: mean of R@5..R@50 (the selection criterion)", ""]
     lines += _table(["config", "mean R@k on tune"], grid)
     lines += _grid_section(result.get("fusion_grid"))
+    lines += _latency_section(result.get("latency"))
     lines += ["", "### By category, all ten conversations (R@5 / R@10 / R@25 / R@50)", ""]
     shown = [n for n in dict.fromkeys([best, "similarity", *reported]) if n in result][:4]
     cat_rows = []
@@ -347,6 +348,21 @@ def _grid_section(grid: dict[str, Any] | None) -> list[str]:
     for n, row in enumerate(grid["top10"][:5], 1):
         rows.append([f"grid #{n}", _point(row["point"]), *[_pct(row[f"R@{k}"]) for k in KS], _pct(row["mean"])])
     return lines + _table(["point", "settings", *[f"R@{k}" for k in KS], "mean"], rows)
+
+
+def _latency_section(timing: dict[str, Any] | None) -> list[str]:
+    if not timing:
+        return []
+    verdict = "met" if timing["ratio"] <= timing["target_ratio"] else "not met"
+    return [
+        "",
+        "### Recall latency: recommended against similarity alone",
+        "",
+        f"Median over {timing['questions']} questions of {timing['conversation']} ({timing['memories']} memories), "
+        f"top_k 10, the two presets alternating question by question on the same store, each cue embedded by "
+        f"the model: similarity {timing['similarity_p50_ms']} ms, recommended {timing['recommended_p50_ms']} ms, "
+        f"**{timing['ratio']}x** (target at most {timing['target_ratio']}x: {verdict}).",
+    ]
 
 
 def _point(point: dict[str, float]) -> str:

@@ -60,6 +60,7 @@ from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strat
 from engine.recall import scoring
 from engine.recall.fusion import FusionFrame, fuse
 from engine.recall.fusion import frame as fusion_frame
+from engine.recall.lexical import with_matched_terms
 from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
 from engine.store.entities import EntityRegistry
@@ -512,6 +513,8 @@ class MemoryEngine:
             hit_lists = self._run_strategies(inputs)
             candidates = _best_of(hit_lists)
         results = self._rank(candidates, request.scoring_weights, request.top_k)
+        if Strategy.LEXICAL in request.strategies:
+            results = with_matched_terms(results, self._store, request.cue)
         if request.strategies == (Strategy.TEMPORAL,):
             # A timeline is read in the order things happened.
             results.sort(key=lambda r: (r.memory.created_at, r.memory.id))

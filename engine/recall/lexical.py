@@ -8,48 +8,56 @@ per query as its own signal (see `engine.recall.fusion`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 
 from engine import config
-from engine.models import Strategy, StrategyDetail
+from engine.models import RecallResult, Strategy, StrategyDetail
 from engine.recall.lexical_query import match_expression
 from engine.recall.strategies import Hit, RecallInputs
+from engine.store.records import RecordStore
 
 _MARKED = re.compile(r"\[([^\]]+)\]")
 
 
-def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dict[str, float], dict[str, list[str]]]:
-    """(memory BM25 by id, window BM25 by id, matched words by id) for the cue's best `pool` matches each."""
+def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dict[str, float]]:
+    """(memory BM25 by id, window BM25 by id) for the cue's best `pool` matches each."""
     match = match_expression(inp.request.cue)
     if match is None:
-        return {}, {}, {}
-    own: dict[str, float] = {}
-    matched: dict[str, list[str]] = {}
-    for memory_id, score, marked in inp.store.lexical_search("memory_text", match, pool):
-        if memory_id in inp.excluded:
-            continue
-        own[memory_id] = score
-        matched[memory_id] = sorted({w.lower() for w in _MARKED.findall(marked)})
-    window = {
-        memory_id: score
-        for memory_id, score, _ in inp.store.lexical_search("window_text", match, pool)
-        if memory_id not in inp.excluded
-    }
-    return own, window, matched
+        return {}, {}
+    own = {i: score for i, score in inp.store.lexical_search("memory_text", match, pool) if i not in inp.excluded}
+    window = {i: score for i, score in inp.store.lexical_search("window_text", match, pool) if i not in inp.excluded}
+    return own, window
 
 
 def lexical(inp: RecallInputs) -> list[Hit]:
     req = inp.request
-    own, window, matched = lexical_signals(inp, max(config.LEXICAL_POOL, req.top_k))
+    own, window = lexical_signals(inp, max(config.LEXICAL_POOL, req.top_k))
     hits = []
     for memory_id in dict.fromkeys([*own, *window]):
         total = own.get(memory_id, 0.0) + window.get(memory_id, 0.0)
         relevance = total / (total + config.LEXICAL_RELEVANCE_HALF)
-        fields = {
-            "bm25": round(own.get(memory_id, 0.0), 4),
-            "window_bm25": round(window.get(memory_id, 0.0), 4),
-            "matched_terms": matched.get(memory_id, []),
-        }
+        fields = {"bm25": round(own.get(memory_id, 0.0), 4), "window_bm25": round(window.get(memory_id, 0.0), 4)}
         hits.append(Hit(memory_id, relevance, StrategyDetail(Strategy.LEXICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     return hits
+
+
+def with_matched_terms(results: Sequence[RecallResult], store: RecordStore, cue: str) -> list[RecallResult]:
+    """The returned memories' lexical details gain `matched_terms`, the words of each that matched the cue
+    (marked for the returned few only: highlighting every candidate cost more than ranking them)."""
+    match = match_expression(cue)
+    if match is None or not results:
+        return list(results)
+    marked = store.lexical_marks(match, [r.memory.id for r in results])
+    out = []
+    for r in results:
+        words = sorted({w.lower() for w in _MARKED.findall(marked.get(r.memory.id, ""))})
+        details = tuple(
+            StrategyDetail(d.strategy, d.relevance, {**d.fields, "matched_terms": words})
+            if d.strategy == Strategy.LEXICAL else d
+            for d in r.strategy_details
+        )
+        out.append(dataclasses.replace(r, strategy_details=details))
+    return out

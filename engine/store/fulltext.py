@@ -181,14 +181,29 @@ def rebuild(cur: sqlite3.Cursor) -> None:
         index(cur, list(chunk))
 
 
-def search(cur: sqlite3.Cursor, table: str, match: str, limit: int) -> list[tuple[str, float, str]]:
-    """(memory id, BM25 score (higher is better), content with matched words in [brackets]) of the best
-    `limit` rows of `table` for an FTS5 MATCH expression."""
+def search(cur: sqlite3.Cursor, table: str, match: str, limit: int) -> list[tuple[str, float]]:
+    """(memory id, BM25 score (higher is better)) of the best `limit` rows of `table` for an FTS5 MATCH
+    expression. No highlight() here: marking matched words costs more than ranking, so only the memories
+    a recall returns are marked (`marks`)."""
     assert table in TABLES
     rows = cur.execute(
-        f"SELECT f.id, -bm25({table}), highlight({table}, 0, '[', ']') FROM {table}"
+        f"SELECT f.id, -bm25({table}) FROM {table}"
         f" JOIN fulltext_rows f ON f.rowid = {table}.rowid"
         f" WHERE {table} MATCH ? ORDER BY bm25({table}) LIMIT ?",
         (match, limit),
     )
-    return [(r[0], float(r[1]), r[2]) for r in rows]
+    return [(r[0], float(r[1])) for r in rows]
+
+
+def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]:
+    """Memory id -> its content with the words matching the expression in [brackets], for the given ids."""
+    rowids = _rowids(cur, list(ids), create=False)
+    if not rowids:
+        return {}
+    by_rowid = {r: i for i, r in rowids.items()}
+    rows = cur.execute(
+        f"SELECT rowid, highlight(memory_text, 0, '[', ']') FROM memory_text"
+        f" WHERE memory_text MATCH ? AND rowid IN ({_marks(len(by_rowid))})",
+        (match, *by_rowid),
+    )
+    return {by_rowid[r[0]]: r[1] for r in rows}

@@ -261,13 +261,21 @@ class RecordStore:
         with self._lock:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float, str]]:
+    def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float]]:
         """The best `limit` matches of an FTS5 expression in `memory_text` or `window_text` (see fulltext)."""
         with self._lock:
             try:
                 return fulltext.search(self._conn.cursor(), table, match, limit)
             except sqlite3.OperationalError:
                 return []  # an expression FTS5 cannot parse matches nothing
+
+    def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
+        """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
+        with self._lock:
+            try:
+                return fulltext.marks(self._conn.cursor(), match, ids)
+            except sqlite3.OperationalError:
+                return {}
 
     def followed_by_neighbours(self, ids: Sequence[str]) -> dict[str, set[str]]:
         """Both directions of the followed_by edges touching the given memories."""
