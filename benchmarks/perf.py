@@ -105,7 +105,7 @@ def reopen_in_subprocess(data_dir: Path, runs: int) -> list[dict]:
     return out
 
 
-def _read_ops(
+def read_ops(
     engine: MemoryEngine, model: Any, top_k: int, seeds: list[str], torch_model: Any = None
 ) -> dict[str, Callable[[corpus_mod.Cue, int], Any]]:
     """`torch_model`: the sentence-transformers (torch) embedder, timed in the same rounds as the default
@@ -227,7 +227,7 @@ def run_size(n: int, model: Any, s: PerfSettings, work: Path) -> dict[str, Any]:
     cues = corpus_mod.cues(corp, s.queries + s.warmup, seed=s.seed + 1)
     linked = {ids[source] for source, *_ in corp.edges}
     seeds = [i for i in ids[:: max(1, n // 500)] if i in linked]
-    ops = _read_ops(engine, model, s.top_k, seeds or ids[:1], s.extra.get("torch_model"))
+    ops = read_ops(engine, model, s.top_k, seeds or ids[:1], s.extra.get("torch_model"))
     reads = time_reads(ops, cues, s.warmup, f"{n:,}")
     floor_p50 = summarize(reads["floor"])["p50_ms"]
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import logging
 import os
 import sqlite3
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -61,6 +63,8 @@ MAX_PROPOSITION_CHARS = 2000
 EMBED_DOCUMENT_CHARS = 600
 
 PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -125,6 +129,7 @@ def index_paths(
     EntityRegistry(writer.store).ensure_tables()
 
     fresh, conversations, present = run.timed("reading", run.read, paths)
+    opening = _open_vector_index_meanwhile(writer) if fresh else None
     if fresh or conversations:
         run.timed("loading models", run.load_models)
     write_conversations(writer, conversations, run.summary, run.phases)
@@ -132,6 +137,8 @@ def index_paths(
     written = run.index(fresh)
     run.timed("writing", run.reconcile, written)
     run.timed("linking", run.link)
+    if opening is not None:
+        opening.join()
 
     summary = run.summary
     for type_, n in writer.store.count_edges_by_type(CONVERSATION_ORIGIN).items():
@@ -144,6 +151,22 @@ def index_paths(
     summary.phase_seconds = dict(run.phases)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _open_vector_index_meanwhile(writer: Writer) -> threading.Thread:
+    """Open the vector index (importing Chroma: seconds of a cold `hebbs index`) on a side thread while
+    the models load and spaCy analyses, instead of at the first commit. A failure is left for the first
+    commit to raise: it opens the index again itself."""
+
+    def open_index() -> None:
+        try:
+            writer.indexes.vectors  # noqa: B018 - the property opens and reconciles the index
+        except Exception as exc:  # noqa: BLE001 - the first commit reopens it and raises there
+            log.debug("vector index not opened ahead of the first write: %s", exc)
+
+    thread = threading.Thread(target=open_index, name="hebbs-open-vectors", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass

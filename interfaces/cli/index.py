@@ -21,7 +21,7 @@ from engine.ingest.summary import IndexSummary
 from interfaces.cli.options import common_options
 from interfaces.cli.output import json_text, plain
 
-_PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, embedding",
+_PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, writing",
            "writing": "writing memories", "linking": "linking edges"}
 
 
@@ -39,9 +39,11 @@ def index_command(paths: Sequence[Path], extractor: str | None, file_seconds: fl
     """Index documents: Markdown, plain text and JSON chat transcripts, files or folders.
 
     Each document becomes a `document` memory and its sentences `proposition` memories, with entities,
-    dates, and caused_by / followed_by / entity_relation edges. Rerunning is cheap and idempotent:
-    unchanged documents are skipped, changed sentences replaced, removed files forgotten. Documents are
-    committed in small batches as they are done, so an interrupted run keeps what it finished.
+    dates, and caused_by / followed_by / entity_relation edges. A JSON chat transcript is a conversation:
+    one `episode` memory per message, its speaker the entity, sessions and message ids kept, followed_by
+    edges within each session. Rerunning is cheap and idempotent: unchanged documents are skipped, changed
+    sentences replaced, removed files forgotten. Documents are committed in small batches as they are
+    done, so an interrupted run keeps what it finished.
     """
     from engine.facade import MemoryEngine
 

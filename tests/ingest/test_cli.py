@@ -73,3 +73,24 @@ def test_a_missing_path_exits_2_with_nothing_written(hebbs: Run, tmp_path: Path)
     code, out, err = hebbs("index", str(tmp_path / "nowhere"))
     assert code == 2 and out == ""
     assert err.startswith("hebbs: error: no such file or folder: ") and err.rstrip().endswith("nowhere")
+
+
+def test_index_a_folder_of_chats_with_no_flag(hebbs: Run, write: Write) -> None:
+    write("chats/standup.json", json.dumps({"sessions": [
+        {"date": "2026-05-04T09:00:00Z", "messages": [{"speaker": "Ana", "text": "The oven is fixed."},
+                                                     {"speaker": "Ben", "text": "Then we bake on Monday."}]},
+        {"date": "2026-05-11T09:00:00Z", "messages": [{"speaker": "Ana", "text": "Monday went well."}]},
+    ]}))
+    folder = write("chats/notes.json", '{"title": "not a chat"}').parent
+    code, out, err = hebbs("index", str(folder))
+    assert code == 0, err  # a skipped file is reported, not an error (as for any document)
+    lines = out.splitlines()
+    assert lines[0] == "documents     1 (1 new or changed, 0 unchanged, 0 removed)"
+    assert lines[2] == "messages      3 (3 added, 0 kept, 0 removed; one memory per chat message)"
+    assert lines[-2:] == ["skipped       1 file:", "  chats/notes.json: not a chat transcript (expected a list of "
+                          '{"speaker", "text", "time"} messages, {"sessions": [...]}, '
+                          "or session_1, session_2, ... keys)"]
+    code, out, _ = hebbs("--format", "json", "recall", "when do we bake", "--strategy", "temporal",
+                         "--entity-id", "ben")
+    (hit,) = json.loads(out)["results"]
+    assert hit["memory"]["content"] == "Ben: Then we bake on Monday." and hit["memory"]["context"]["session"] == 1

@@ -1,0 +1,266 @@
+"""How recall, reopen, disk and memory grow with the store: 10k -> 100k -> 1M memories.
+
+    python -m benchmarks.scale [--sizes 10000,100000,1000000] [--queries 40] [--save]
+
+Embedding a million texts on a 2-core machine takes many hours, so the stores here are built from
+*precomputed* vectors, and this is what the figures mean:
+
+- The synthetic corpus of each size comes from `benchmarks.corpus.generate` (texts, entities, times,
+  importances, edges), like `make bench`.
+- The *base*: the first `--base` (10,000) memories' texts are embedded for real by the default model
+  (cached in `benchmarks/.cache/`) and parsed for real by spaCy (their episode structures, cached too).
+- Every memory of a larger store gets the vector of a base memory written from the same template,
+  perturbed by Gaussian noise and renormalised (cosine about 0.9 to its base: neighbourhoods stay
+  template-shaped, no two vectors are equal), and that base memory's structure. Everything else goes
+  through the engine's own write path (`remember_many` in batches of 5,000, `add_edges`).
+- Cues are embedded and parsed for real at recall time, by the same model as the floor.
+
+Each size's reads are timed round-robin with the floor (embed the cue + one raw Chroma query) exactly as
+in `benchmarks.perf`; reopen is timed in fresh processes; disk is the data directory's size; RSS per
+memory is the growth of a fresh process's RSS when the store is opened, divided by its size.
+Before a size that is projected to miss `--budget-minutes` (from the previous size's build rate) the
+run stops and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks import corpus as corpus_mod
+from benchmarks.embed_cache import cached_vectors
+from benchmarks.machine import describe
+from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display
+from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
+from benchmarks.progress import log
+from benchmarks.timing import Stopwatch, summarize
+from engine import MemoryEngine, NewMemory
+from engine.analogy.text import EpisodeExtractor
+from engine.clock import ManualClock
+from engine.embedding import create_embedder
+
+STRATEGIES = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
+PERTURBATION = 0.45  # noise norm relative to the unit base vector: cosine to the base about 0.91
+WRITE_CHUNK = 5000
+
+
+class PerturbedVectors:
+    """An `Embedder` for the build only: each text gets its base memory's real vector plus fresh noise."""
+
+    def __init__(self, name: str, base_of: dict[str, np.ndarray], seed: int) -> None:
+        self.name = name
+        self.base_of = base_of
+        self.rng = np.random.default_rng(seed)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        base = np.stack([self.base_of[t] for t in texts])
+        noise = self.rng.standard_normal(base.shape).astype(np.float32)
+        noise *= PERTURBATION / np.linalg.norm(noise, axis=1, keepdims=True)
+        out = base + noise
+        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+class TableExtractor:
+    """A `StructureExtractor` answering known texts from a table and anything else (cues) with spaCy."""
+
+    name = "episode"
+
+    def __init__(self, table: dict[str, dict[str, Any]]) -> None:
+        self.table = table
+        self.inner = EpisodeExtractor()
+
+    def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+        if missing:
+            self.table.update(zip(missing, self.inner.extract(missing), strict=True))
+        return [self.table[t] for t in texts]
+
+
+def _base_structures(label: str, texts: list[str]) -> dict[str, dict[str, Any]]:
+    """The base texts' real episode structures (spaCy), cached as JSON beside the embedding cache."""
+    path = CACHE_DIR / f"{label}-structures.json"
+    if path.exists():
+        stored = json.loads(path.read_text())
+        if len(stored) == len(texts):
+            return dict(zip(texts, stored, strict=True))
+    structures: list[dict[str, Any]] = []
+    extractor = EpisodeExtractor()
+    for start in range(0, len(texts), 1000):
+        structures.extend(extractor.extract(texts[start : start + 1000]))
+        log(f"base structures: {len(structures):,}/{len(texts):,}")
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(structures))
+    return dict(zip(texts, structures, strict=True))
+
+
+def _disk_mib(path: Path) -> float:
+    return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
+
+
+def assign_bases(corp: corpus_mod.Corpus, base: corpus_mod.Corpus, seed: int) -> dict[int, int]:
+    """For each memory of `corp`, a base memory written from the same template (itself if it is one)."""
+    by_template: dict[int, list[int]] = defaultdict(list)
+    for i, m in enumerate(base.memories):
+        by_template[int(m.context["template"])].append(i)
+    rng = np.random.default_rng(seed)
+    out: dict[int, int] = {}
+    for i, m in enumerate(corp.memories):
+        if i < base.n and m.content == base.memories[i].content:
+            out[i] = i
+        else:
+            pool = by_template[int(m.context["template"])]
+            out[i] = pool[int(rng.integers(len(pool)))]
+    return out
+
+
+def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], structures: dict[str, dict[str, Any]],
+             model: Any, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    with Stopwatch() as sw_gen:
+        corp = corpus_mod.generate(n, args.seed) if n != base.n else base
+        bases = assign_bases(corp, base, args.seed)
+    # Texts repeat across memories (templates): each distinct text is tied to one base, the first seen.
+    base_of: dict[str, np.ndarray] = {}
+    table: dict[str, dict[str, Any]] = {}
+    for i, m in enumerate(corp.memories):
+        if m.content not in base_of:
+            b = base.memories[bases[i]].content
+            base_of[m.content] = vectors[b]
+            table[m.content] = structures[b]
+    log(f"size {n:,}: corpus generated in {sw_gen.seconds:.1f}s; building through remember_many")
+    data_dir = work / f"scale-{n}"
+    shutil.rmtree(data_dir, ignore_errors=True)
+    clock = ManualClock(corpus_mod.YEAR_START + timedelta(days=366))
+    embedder = PerturbedVectors(model.name, base_of, args.seed)
+    extractor = TableExtractor(table)
+    ids: list[str] = []
+    started = time.perf_counter()
+    with Stopwatch() as sw_build:
+        engine = MemoryEngine(data_dir, embedder=embedder, clock=clock, extractor=extractor)
+        for start in range(0, n, WRITE_CHUNK):
+            items = [
+                NewMemory(m.content, m.importance, m.context, m.entity_id, created_at=m.created_at)
+                for m in corp.memories[start : start + WRITE_CHUNK]
+            ]
+            ids.extend(m.id for m in engine.remember_many(items))
+            if (start // WRITE_CHUNK) % 10 == 9:
+                log(f"  {len(ids):,}/{n:,} written ({len(ids) / (time.perf_counter() - started):.0f}/s)")
+        for start in range(0, len(corp.edges), 50_000):
+            engine.add_edges([(ids[s], ids[t], k, c) for s, t, k, c in corp.edges[start : start + 50_000]])
+        engine.close()
+    log(f"size {n:,}: built in {sw_build.seconds:.0f}s; reopening in fresh processes")
+    disk = _disk_mib(data_dir)
+    reopen = reopen_in_subprocess(data_dir, args.reopen_runs)
+
+    engine = MemoryEngine(data_dir, embedder=model, clock=clock)
+    engine.warm()
+    cues = corpus_mod.cues(corp, args.queries + args.warmup, seed=args.seed + 1)
+    linked = {ids[source] for source, *_ in corp.edges}
+    seeds = [i for i in ids[:: max(1, n // 500)] if i in linked] or ids[:1]
+    ops = {k: v for k, v in read_ops(engine, model, args.top_k, seeds).items() if k in STRATEGIES}
+    reads = time_reads(ops, cues, args.warmup, f"{n:,}")
+    engine.close()
+    shutil.rmtree(data_dir, ignore_errors=True)
+
+    floor = summarize(reads["floor"])["p50_ms"]
+    latency = {}
+    for op in STRATEGIES:
+        s = summarize(reads[op])
+        latency[op] = {**s, "ratio_to_floor": round(s["p50_ms"] / floor, 3) if floor else None}
+    rss_open = float(np.median([r["rss_open_mib"] for r in reopen]))
+    rss_before = float(np.median([r["rss_before_open_mib"] for r in reopen]))
+    return {
+        "size": n,
+        "build_s": round(sw_build.seconds, 1),
+        "build_memories_per_s": round(n / sw_build.seconds, 1),
+        "edges": len(corp.edges),
+        "latency_ms": latency,
+        "reopen_s": round(float(np.median([r["total_s"] for r in reopen])), 3),
+        "reopen_cpu_s": round(float(np.median([r["total_cpu_s"] for r in reopen])), 3),
+        "reopen_breakdown_s": {
+            k: round(float(np.median([r[k] for r in reopen])), 3) for k in reopen[0] if k.endswith("_s")
+        },
+        "disk_mib": disk,
+        "disk_kib_per_memory": round(disk * 1024 / n, 2),
+        "rss_open_mib": round(rss_open, 1),
+        "rss_store_mib": round(rss_open - rss_before, 1),
+        "rss_kib_per_memory": round((rss_open - rss_before) * 1024 / n, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--base", type=int, default=10_000, help="memories embedded and parsed for real")
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--reopen-runs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--budget-minutes", type=float, default=60.0, help="skip a size projected to build longer")
+    parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--save", action="store_true", help=f"write {display(RESULTS_DIR / 'scale.json')}")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+
+    started = time.perf_counter()
+    machine = describe()
+    model = create_embedder()
+    base = corpus_mod.generate(args.base, args.seed)
+    base_texts = list(dict.fromkeys(base.texts()))
+    log(f"base: {len(base_texts):,} distinct texts embedded for real (cached) and parsed for real (cached)")
+    vectors = cached_vectors(f"synthetic-n{args.base}-s{args.seed}", base.texts(), model.encode, model.name)
+    structures = _base_structures(f"synthetic-n{args.base}-s{args.seed}", base_texts)
+    model.encode(["warm up"])
+
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="hebbs-scale-"))
+    results: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    try:
+        for n in sizes:
+            if results:
+                rate = results[-1]["build_memories_per_s"]
+                projected = n / rate / 60.0
+                if projected > args.budget_minutes:
+                    note = (
+                        f"not run: at the {results[-1]['size']:,}-memory build rate ({rate:,.0f} memories/s) "
+                        f"{n:,} would take about {projected:.0f} min to build, over the "
+                        f"{args.budget_minutes:.0f}-min budget (--budget-minutes)"
+                    )
+                    log(note)
+                    skipped.append({"size": n, "projected_build_minutes": round(projected, 1), "note": note})
+                    continue
+            results.append(run_size(n, base, vectors, structures, model, args, work))
+            r = results[-1]
+            log(f"size {n:,}: " + ", ".join(f"{k} p50 {v['p50_ms']:.1f} ms" for k, v in r["latency_ms"].items())
+                + f"; reopen {r['reopen_s']} s, disk {r['disk_mib']} MiB, RSS {r['rss_kib_per_memory']} KiB/memory")
+    finally:
+        if args.work_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    out = {
+        "benchmark": "scale",
+        "machine": machine,
+        "base_memories": args.base,
+        "perturbation": PERTURBATION,
+        "queries": args.queries,
+        "minutes": round((time.perf_counter() - started) / 60.0, 1),
+        "sizes": results,
+        "skipped": skipped,
+    }
+    print(json.dumps(out))
+    if args.save:
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        (RESULTS_DIR / "scale.json").write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
