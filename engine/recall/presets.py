@@ -70,7 +70,7 @@ RECOMMENDED = RecallPreset(
     # benchmarks/locomo_grid.py by mean R@5/10/25/50 (its table: benchmarks/results/locomo.json, fusion_grid).
     FusionSettings(
         weights=MappingProxyType(
-            {"similarity": 1.0, "similarity_window": 0.5, "lexical": 0.3, "lexical_window": 1.1}
+            {"similarity": 1.0, "similarity_window": 0.5, "lexical": 0.3, "lexical_window": 0.8}
         ),
         neighbour_weight=0.0,
         episode_weight=0.1,
