@@ -112,8 +112,8 @@ def _perf(args: argparse.Namespace, model: Any) -> dict[str, Any]:
         notes.append(
             f"1,000,000 memories not run: embedding a million distinct texts once, at this run's raw encode "
             f"rate of {per_s:,.0f} texts/s, takes about {1_000_000 / per_s / 60:,.0f} minutes on this machine, "
-            "beyond the 30-minute budget of `make bench`. `--sizes 10000,100000,1000000` runs it (vectors are "
-            "inserted in bulk batches of 5,000 by `remember_many`)."
+            "beyond the 30-minute budget of `make bench`. `make bench-scale` measures the growth to 1M from "
+            "precomputed vectors instead (the Scale section)."
         )
     notes.append("p50/p95/p99 come from the round-robin samples; ratios divide p50 by the floor's p50 of the same run.")
     result["notes"] = notes
