@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from workbench.session import data_dir, get_engine
+from engine import config
+from workbench.session import data_dir, get_engine, warm_up
 
 st.set_page_config(page_title="hebbs workbench", page_icon="🧠", layout="wide")
 
@@ -41,3 +42,9 @@ try:
     page.run()
 finally:  # also after a page stopped early (st.stop)
     show_counts()
+    # After the first page is drawn (so it does not compete with it): load the embedding model in the
+    # background, so the first recall rarely waits for it.
+    try:
+        warm_up(config.default_embedding_model())
+    except Exception as exc:  # a recall shows the readable error; the page is drawn already
+        counts_slot.caption(f"embedding model unavailable: {type(exc).__name__}")

@@ -22,6 +22,7 @@ T = TypeVar("T")
 SAMPLE_DATA_DIR = Path(__file__).resolve().parent.parent / "sample_data"
 
 RECALLING = "Recalling…"
+WARM_UP_DELAY_S = 3.0  # after the first page run: time to draw it before the model loads in the background
 LOADING_MODEL = "Loading the embedding model (once per server start, about 10 s on a CPU), then recalling…"
 EMPTY_STORE_MESSAGE = (
     "No memories yet: index the sample data on the **Ingest** page (or run `make run`), "
@@ -56,7 +57,10 @@ def warm_up(model: str) -> threading.Event:
         finally:
             ready.set()
 
-    threading.Thread(target=load, name="hebbs-model-warm-up", daemon=True).start()
+    # A little later, so that loading (CPU- and GIL-heavy) does not slow the first page while it is drawn.
+    timer = threading.Timer(WARM_UP_DELAY_S, load)
+    timer.name, timer.daemon = "hebbs-model-warm-up", True
+    timer.start()
     return ready
 
 
@@ -75,7 +79,6 @@ def current_engine() -> MemoryEngine:
     engine = attempt(get_engine, str(data_dir()), action="Could not open the memory store")
     if engine is None:
         st.stop()
-    warm_up(config.default_embedding_model())
     return engine
 
 
@@ -108,9 +111,13 @@ def attempt(fn: Callable[..., T], *args: Any, action: str = "", **kwargs: Any) -
 
 
 def memory_count(engine: MemoryEngine) -> int:
-    """How many memories the store holds (0 shows the empty state)."""
-    count = attempt(lambda: engine.stats()["memories"], action="Could not read the store")
-    return count or 0
+    """How many memories the store holds (0 shows the empty state).
+
+    Read from the record store alone: `stats()` would also open the vector index (importing Chroma takes
+    about 3 s), which pages that only list memories, like the Timeline, never need.
+    """
+    page = attempt(engine.list_page, limit=1, action="Could not read the store")
+    return page.total if page is not None else 0
 
 
 def require_memories(engine: MemoryEngine) -> None:

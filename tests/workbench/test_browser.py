@@ -237,6 +237,23 @@ def test_recall_lab(browser: Browser, server: Server) -> None:
     settle(page)
     assert page.get_by_label("Cue", exact=True).input_value() == "why did the launch fail"
 
+    # quick slider moves (no waiting between them) do not queue up stale reruns: the page ends on the
+    # last value, and every part of it agrees with it (a reload is a new session: recall again first)
+    page.get_by_role("button", name="Recall", exact=True).click()
+    page.get_by_text("0.40·importance").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    slider = page.locator('.st-key-lab_w_importance input[type="range"]')
+    slider.focus()
+    for key in ["ArrowRight"] * 6 + ["ArrowLeft"] * 2:
+        slider.press(key)
+    moved = time.monotonic()
+    page.get_by_text("0.60·importance").wait_for(timeout=RUN_TIMEOUT_MS)
+    settle(page)
+    print(f"quick slider moves settled {time.monotonic() - moved:.2f} s after the last one")
+    assert float(slider.input_value()) == 0.6
+    page.wait_for_function("() => location.search.includes('importance=0.6')", timeout=RUN_TIMEOUT_MS)
+    assert page.get_by_text("0.40·importance").count() == 0
+
 
 def test_temporal_recall_in_time_order(browser: Browser, server: Server) -> None:
     page = browser.page
