@@ -469,8 +469,9 @@ class MemoryEngine:
         return self._count_access(self.retrieve(request))
 
     def _count_access(self, results: list[RecallResult]) -> list[RecallResult]:
-        """Every memory a recall returns gets access_count + 1 and last_accessed_at = now, persisted."""
-        if not results:
+        """Every memory a recall returns gets access_count + 1 and last_accessed_at = now, persisted (not on a
+        read-only data dir: recall still works there, without counting)."""
+        if not results or self._store.read_only:
             return results
         now = self.clock.now()
         self._store.record_access([r.memory.id for r in results], now)

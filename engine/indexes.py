@@ -56,9 +56,14 @@ class Indexes:
                     index = source
                 elif source is not None:
                     index = source()
+                elif self._store.read_only:
+                    index = VectorIndex.open_snapshot(self._data_dir / config.VECTOR_DIRNAME)
                 else:
                     index = VectorIndex.open_embedded(self._data_dir / config.VECTOR_DIRNAME)
-                self._reconcile(index)
+                if self._store.read_only:
+                    self._reconcile_copy(index)
+                else:
+                    self._reconcile(index)
                 self._vectors = index
             return self._vectors
 
@@ -86,6 +91,17 @@ class Indexes:
             chunk = unsynced[start : start + 5000]
             index.upsert([i for i, _ in chunk], np.stack([v for _, v in chunk]))
             store.mark_synced([i for i, _ in chunk])
+
+    def _reconcile_copy(self, index: VectorIndex) -> None:
+        """The same for a read-only store's private copy of its index, without marking anything in the store
+        (it cannot be written): what the store no longer holds leaves the copy, what it holds unsynced joins it."""
+        store = self._store
+        in_index = index.all_ids()
+        index.delete(sorted(in_index - store.existing(in_index)))
+        unsynced = store.unsynced()
+        for start in range(0, len(unsynced), 5000):
+            chunk = unsynced[start : start + 5000]
+            index.upsert([i for i, _ in chunk], np.stack([v for _, v in chunk]))
 
     @property
     def timeline(self) -> TimelineIndex:

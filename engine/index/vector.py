@@ -10,7 +10,10 @@ with no shared state to race on. The extra neighbours are dropped after the quer
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +49,19 @@ class VectorIndex:
 
         client = chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
         return cls(_get_collection(client, name), client, path)
+
+    @classmethod
+    def open_snapshot(cls, path: Path, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+        """A private copy of a read-only data dir's index, opened from a temporary folder (deleted again when
+        the index is garbage-collected or the process exits): Chroma writes to its files even to read them,
+        so a read-only index cannot be opened in place. The copy costs time and disk in proportion to it."""
+        snapshot = Path(tempfile.mkdtemp(prefix="hebbs-read-only-index-"))
+        if path.is_dir():
+            shutil.copytree(path, snapshot, dirs_exist_ok=True)
+        index = cls.open_embedded(snapshot, name)
+        index.path = None  # the copy is not the data dir's index: erasure has nothing to scrub there
+        weakref.finalize(index, shutil.rmtree, snapshot, True)
+        return index
 
     def rebuild(self, batches: Iterable[list[tuple[str, np.ndarray]]]) -> None:
         """Drop the collection and fill a new one from `batches` of (id, embedding): the only way to get a

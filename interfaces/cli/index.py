@@ -21,7 +21,7 @@ from engine.ingest.summary import IndexSummary
 from interfaces.cli.options import common_options
 from interfaces.cli.output import json_text, plain
 
-_PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, embedding",
+_PHASES = {"reading": "reading files", "loading models": "loading models", "analysing": "analysing, writing",
            "writing": "writing memories", "linking": "linking edges"}
 
 

@@ -36,6 +36,7 @@ DEEP_JSON = "[" * 1000 + "]" * 1000
 DEEP_OBJECT = '{"a":' * 1000 + "1" + "}" * 1000
 BIG = "x" * (1 << 20)
 ESCAPE = "\x1b[2J\x1b]8;;http://evil\x07"
+NO_DOCUMENTS = str(Path(__file__).parent)  # a folder without Markdown, text or JSON: nothing to index
 
 
 def nested(depth: int) -> dict[str, Any]:
@@ -131,6 +132,9 @@ PY_CASES: list[tuple[str, Callable[[MemoryEngine, list[str]], Any], type[HebbsEr
     ("revise nothing", lambda e, i: e.revise(i[0]), ValidationError),
     ("neighbourhood depth 2**70", lambda e, i: e.neighbourhood(i[0], depth=2**70), ValidationError),
     ("ingest surrogate path", lambda e, i: e.ingest([f"/tmp/{BAD_BYTE}"]), ValidationError),
+    ("ingest budget -1", lambda e, i: e.ingest([NO_DOCUMENTS], file_seconds=-1), ValidationError),
+    ("ingest budget text", lambda e, i: e.ingest([NO_DOCUMENTS], file_seconds="soon"), ValidationError),
+    ("ingest budget inf", lambda e, i: e.ingest([NO_DOCUMENTS], file_seconds=float("inf")), ValidationError),
     ("prime without entity", lambda e, i: e.prime(None), InvalidRecallError),  # type: ignore[arg-type]
     ("unknown operation", lambda e, i: parse_request("telepathy", {}), ValidationError),
     ("request not a mapping", lambda e, i: parse_request("remember", [1, 2]), ValidationError),  # type: ignore
@@ -202,6 +206,8 @@ CLI_CASES: list[tuple[str, list[str], int]] = [
     ("revise nothing", ["revise", "{0}"], 2),
     ("revise surrogate context", ["revise", "{0}", "--context", '{"k": "\\udfff"}'], 2),
     ("index missing path", ["index", "/nonexistent-hebbs-path"], 2),
+    ("index budget -1", ["index", NO_DOCUMENTS, "--file-seconds", "-1"], 2),
+    ("index budget nan", ["index", NO_DOCUMENTS, "--file-seconds", "nan"], 2),
     ("unknown command", ["telepathy"], 2),
     ("unknown option", ["list", "--colour", "red"], 2),
     ("bad format", ["stats", "--format", "xml"], 2),

@@ -1,5 +1,6 @@
 """A full disk and a read-only data dir, on a real small tmpfs (skipped where mounting is not allowed):
-one-line StoreErrors, no acknowledged write lost, no stored write reported as failed, reads still work."""
+one-line StoreErrors, no acknowledged write lost, no stored write reported as failed, reads (recall by
+similarity through a private copy of the vector index included) still work."""
 
 from __future__ import annotations
 
@@ -71,11 +72,15 @@ def _read_only_checks(data: Path, kept_id: str, content: str) -> None:
     with MemoryEngine(data, embedder=HashEmbedder()) as engine:
         assert engine.get(kept_id).content == content
         assert [m.id for m in engine.list_memories(entity_id="rack-7")] == [kept_id]
+        found = engine.recall(content, strategies=["similarity"], top_k=1)  # needs Chroma, opened read-only
+        assert [r.memory.id for r in found] == [kept_id]
         with pytest.raises(StoreError) as raised:
             engine.remember("Another memory.")
         assert "read-only" in str(raised.value) and "\n" not in str(raised.value)
     result = CliRunner().invoke(main, ["--data-dir", str(data), "get", kept_id, "--format", "json"])
     assert result.exit_code == 0, result.stderr
+    result = CliRunner().invoke(main, ["--data-dir", str(data), "recall", "rack 7 fan", "--format", "json"])
+    assert result.exit_code == 0 and kept_id in result.stdout, result.stderr
     result = CliRunner().invoke(main, ["--data-dir", str(data), "forget", kept_id])
     assert result.exit_code == 1 and result.stderr.count("\n") == 1 and "read-only" in result.stderr
     store = RecordStore(data / "records.sqlite3")
