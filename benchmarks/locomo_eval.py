@@ -341,6 +341,8 @@ def latency(engine: MemoryEngine, conv: locomo.Conversation, embedder: CachingEm
     the cache before each recall: the model embeds it, as in real use."""
     times: dict[str, list[float]] = {"similarity": [], "recommended": []}
     questions = [q.question for q in conv.questions[:LATENCY_QUESTIONS]]
+    if not questions:
+        return {}
     for q in questions[:5]:  # warm up
         for preset in times:
             engine.retrieve(build_request(q, preset=preset, top_k=10))

@@ -24,9 +24,10 @@ import numpy as np
 
 from engine import config
 from engine.api.requests import RememberRequest
+from engine.errors import ValidationError
 from engine.ingest.conversations import Conversation
 from engine.ingest.entities import EntityResolver, aliases_for
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IndexSummary, Skipped
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import MESSAGE, Ledger, LedgerRow
@@ -69,21 +70,26 @@ def write_conversations(
     for conversation in conversations:
         mark = time.perf_counter()
         plan = plan_conversation(ledger, conversation)
+        new = [m for m in conversation.messages if m.position not in plan.keep]
+        requests: list[RememberRequest] = []
+        try:  # every message is validated like any write before anything of the file changes
+            for m in new:
+                requests.append(RememberRequest.parse({
+                    "content": _bounded(m.content),
+                    "context": conversation.context(m),
+                    "entity_id": speakers.get(m.speaker or ""),
+                    "kind": MemoryKind.EPISODE,
+                    "created_at": m.at,
+                }))
+        except ValidationError as exc:
+            failed = new[len(requests)].position + 1
+            summary.skipped.append(Skipped(conversation.display, f"message {failed} cannot be stored ({exc})"))
+            summary.conversations_skipped += 1
+            continue
         vectors = _reusable_vectors(writer, plan.drop)
         existing = set(writer.store.existing(plan.drop))
         if existing:
             writer.forget(sorted(existing), erase=False)
-        new = [m for m in conversation.messages if m.position not in plan.keep]
-        requests = [
-            RememberRequest.parse({
-                "content": _bounded(m.content),
-                "context": conversation.context(m),
-                "entity_id": speakers.get(m.speaker or ""),
-                "kind": MemoryKind.EPISODE,
-                "created_at": m.at,
-            })
-            for m in new
-        ]
         memories = writer.new_memories(requests, writer.clock.now())
         phases["writing"] += time.perf_counter() - mark
         mark = time.perf_counter()

@@ -143,8 +143,8 @@ def index_paths(
     summary = run.summary
     for type_, n in writer.store.count_edges_by_type(CONVERSATION_ORIGIN).items():
         summary.edges[type_] = summary.edges.get(type_, 0) + n
-    summary.documents_indexed = len(written) + len(conversations)
-    summary.conversations = len(conversations)
+    summary.documents_indexed = len(written) + len(conversations) - summary.conversations_skipped
+    summary.conversations = len(conversations) - summary.conversations_skipped
     summary.entities = writer.store.count_entities()  # entities with memories: the count `stats` shows
     summary.propositions_total = Ledger(writer.store).count_propositions(present)
     summary.messages_total = Ledger(writer.store).role_counts(present).get(MESSAGE, 0)

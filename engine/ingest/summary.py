@@ -30,6 +30,7 @@ class IndexSummary:
     propositions_removed: int = 0
     propositions_total: int = 0  # propositions of every document under the given paths, after the run
     conversations: int = 0  # of the documents, JSON chat transcripts (one memory per message)
+    conversations_skipped: int = 0  # read, but a message could not be stored (listed in `skipped`)
     messages_added: int = 0
     messages_kept: int = 0  # unchanged messages of changed conversations: same ids and access counts
     messages_removed: int = 0

@@ -138,6 +138,7 @@ class FusionFrame:
     neighbours: np.ndarray
     group: np.ndarray
     grouped: np.ndarray
+    by_id: np.ndarray  # each row's rank by memory id: the tie-break
 
     def column(self, signal: str) -> np.ndarray | None:
         return self.z[:, self.signals.index(signal)] if signal in self.signals else None
@@ -159,12 +160,11 @@ class FusionFrame:
         """Row indexes of the best `limit` candidates, best first (ties: by memory id)."""
         if not self.pool:
             return []
-        by_id = np.argsort(np.argsort(np.array(self.pool)))
-        return np.lexsort((by_id, -self.scores(settings)))[:limit].tolist()
+        return np.lexsort((self.by_id, -self.scores(settings)))[:limit].tolist()
 
 
 EMPTY_FRAME = FusionFrame((), (), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 1), dtype=np.int64),
-                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+                          np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
 
 
 def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: bool = True) -> FusionFrame:
@@ -201,7 +201,8 @@ def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: b
     episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
     group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
     grouped = np.array([any(v != "null" for v in live[i]) for i in pool], dtype=bool)
-    return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped)
+    by_id = np.argsort(np.argsort(np.array(pool)))
+    return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped, by_id)
 
 
 def fuse(

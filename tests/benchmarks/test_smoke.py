@@ -123,3 +123,25 @@ def test_locomo_path_defaults_beside_the_repo(monkeypatch: pytest.MonkeyPatch) -
     assert paths.locomo_path() == (paths.REPO_ROOT / ".." / "shared" / "data" / "locomo10.json").resolve()
     monkeypatch.setenv(paths.LOCOMO_ENV, "elsewhere.json")
     assert paths.locomo_path() == Path("elsewhere.json")
+
+
+def test_locomo_fusion_grid_and_latency_on_both_halves(embedder: SentenceTransformerEmbedder) -> None:
+    """The recommended preset's grid (tuning half only) reproduces the engine's own ranking at the preset's
+    point, and the latency of recommended against similarity is measured on a held-out store."""
+    from benchmarks import locomo_eval
+
+    path = paths.locomo_path()
+    if not path.exists():
+        pytest.skip("LoCoMo data not available")
+    result = locomo_eval.run(
+        path, embedder, conversations=("conv-26", "conv-44"), max_questions=4, max_turns=40,
+        config_names=["recommended"],
+    )
+    grid = result["fusion_grid"]
+    assert grid["questions"] == result["recommended"]["tune"]["questions"] > 0
+    # The preset's point scored from the frames equals the engine's R@k for the same questions.
+    for k in KS:
+        assert grid["preset"][k] == pytest.approx(result["recommended"]["tune"][k], abs=1e-3)
+    assert grid["best"]["mean"] >= grid["preset"]["mean"]
+    timing = result["latency"]
+    assert timing["conversation"] == "conv-44" and timing["similarity_p50_ms"] > 0 and timing["ratio"] > 0

@@ -197,6 +197,20 @@ def test_bad_shapes_are_skipped_with_a_reason(
     assert messages_of(engine) == []
 
 
+def test_a_message_that_cannot_be_stored_skips_its_file_and_changes_nothing(
+    engine: MemoryEngine, write: Write, indexer: Callable[..., IndexSummary]
+) -> None:
+    folder, _ = index_three_shapes(write, indexer)
+    before = {m.id for m in messages_of(engine)}
+    write("chats/garden.json", json.dumps({"sessions": [[{"speaker": "Cleo", "text": "Hello."},
+                                                          {"speaker": "Dev", "text": "Hi.", "id": "x" * 20_000}]]}))
+    summary = indexer([folder])
+    assert [(s.path, s.reason[:36]) for s in summary.skipped] == [
+        ("chats/garden.json", "message 2 cannot be stored (a string")]
+    assert (summary.documents_indexed, summary.documents_unchanged) == (0, 2)
+    assert {m.id for m in messages_of(engine)} == before  # the file's old messages are still there
+
+
 def test_times_in_the_formats_chats_use() -> None:
     assert parse_when("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     assert parse_when("2026-03-21T08:30:00+01:00") == datetime(2026, 3, 21, 7, 30, tzinfo=UTC)
