@@ -7,7 +7,7 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale bench-locomo
+.PHONY: bench-scale bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale bench-locomo
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -47,3 +47,12 @@ bench-analogy-scale: setup
 	$(BENCH_PY) -m benchmarks.analogy.scale $(ANALOGY_SCALE_ARGS)
 
 bench: bench-analogy bench-analogy-scale
+
+# Growth with the store's size (issue 13): 10k -> 100k -> 1M memories from precomputed vectors (a real
+# 10k base, perturbed; see benchmarks/scale.py), cues embedded for real -> results/scale.json, then the docs.
+# A size projected past SCALE_BUDGET minutes of build (from the previous size's rate) is skipped and said so.
+SCALE_SIZES ?= 10000,100000,1000000
+SCALE_BUDGET ?= 60
+bench-scale: setup
+	$(BENCH_PY) -m benchmarks.scale --sizes $(SCALE_SIZES) --budget-minutes $(SCALE_BUDGET) --save
+	$(BENCH_PY) -m benchmarks.run --report-only

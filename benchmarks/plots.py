@@ -121,3 +121,39 @@ def locomo_categories(result: dict[str, Any], names: list[str], out: Path, k: in
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+SCALE_OPS = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
+
+
+def scale_growth(sizes: list[dict[str, Any]], out: Path) -> Path | None:
+    """Log-log growth with the store's size: p50 per strategy, reopen time, disk and RSS."""
+    if len(sizes) < 2:
+        return None
+    ns = [s["size"] for s in sizes]
+    fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 4.2))
+    for op in SCALE_OPS:
+        left.plot(ns, [s["latency_ms"][op]["p50_ms"] for s in sizes], marker="o",
+                  linestyle="--" if op == "floor" else "-", color="black" if op == "floor" else None,
+                  label=op.replace("_", " "))
+    left.set_ylabel("p50 ms")
+    left.set_title("Recall p50 per strategy")
+    left.legend(fontsize=7)
+    middle.plot(ns, [s["reopen_s"] for s in sizes], marker="o", label="reopen (wall)")
+    middle.plot(ns, [s["reopen_cpu_s"] for s in sizes], marker="o", label="reopen (CPU)")
+    middle.set_ylabel("seconds")
+    middle.set_title("Reopen in a fresh process")
+    middle.legend(fontsize=7)
+    right.plot(ns, [s["disk_mib"] for s in sizes], marker="o", label="disk MiB")
+    right.plot(ns, [s["rss_store_mib"] for s in sizes], marker="o", label="RSS of the open store, MiB")
+    right.set_title("Disk and memory")
+    right.legend(fontsize=7)
+    for ax in (left, middle, right):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("memories")
+        ax.grid(True, which="both", linewidth=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

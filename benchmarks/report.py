@@ -5,6 +5,7 @@ Nothing here is typed in by hand: every number comes from `benchmarks/results/*.
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,8 @@ try:  # plots need the `bench` extra; without it the docs still get every table
 except ImportError:  # pragma: no cover - depends on the environment
     plots = None  # type: ignore[assignment]
 from benchmarks.locomo import CATEGORIES, DRAGON_DIALOG, HELDOUT, KS, TUNE
+
+SCALE_OPS = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
 
 READ_ORDER = (
     "floor",
@@ -369,6 +372,70 @@ def _point(point: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in point.items())
 
 
+def _growth(a: float, b: float, na: int, nb: int) -> str:
+    """The exponent k of y ~ n^k between two sizes (the slope on the log-log plot)."""
+    if a <= 0 or b <= 0:
+        return "-"
+    return f"{math.log(b / a) / math.log(nb / na):.2f}"
+
+
+def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) -> list[str]:
+    """`benchmarks/results/scale.json` (`make bench-scale`): how recall, reopen, disk and RSS grow."""
+    if not scale or not scale.get("sizes"):
+        return []
+    sizes = scale["sizes"]
+    m = scale.get("machine", {})
+    lines = [
+        "## Scale: 10k -> 100k -> 1M",
+        "",
+        f"From `make bench-scale` (`python -m benchmarks.scale`; {scale.get('minutes', '?')} minutes; load average "
+        f"at the start {m.get('load_average_at_start')} on {m.get('cores')} cores: other jobs shared the machine). "
+        f"Raw numbers: `benchmarks/results/scale.json`. **The stored vectors are precomputed, not embedded**: "
+        f"the first {scale['base_memories']:,} memories of the synthetic corpus are embedded and parsed for real; "
+        "every memory of a larger store gets the vector of a base memory of the same template plus Gaussian noise "
+        f"(norm {scale['perturbation']}, cosine about 0.91 to its base, renormalised) and that memory's episode "
+        "structure. Everything else goes through the engine's write path (`remember_many` in batches of 5,000, "
+        f"`add_edges`); the {scale['queries']} cues per size are embedded and parsed for real at recall time, "
+        "timed round-robin with the floor as above.",
+        "",
+    ]
+    header = ["memories", *[f"{op.replace('_', ' ')} p50 ms (x floor)" for op in SCALE_OPS], "reopen s (CPU)",
+              "disk MiB (KiB/memory)", "RSS MiB (KiB/memory)", "build memories/s"]
+    rows = []
+    for s in sizes:
+        lat = s["latency_ms"]
+        rows.append([
+            f"{s['size']:,}",
+            *[f"{lat[op]['p50_ms']:.1f} ({lat[op]['ratio_to_floor']:.2f}x)" for op in SCALE_OPS],
+            f"{s['reopen_s']:.1f} ({s['reopen_cpu_s']:.1f})",
+            f"{s['disk_mib']:,.0f} ({s['disk_kib_per_memory']:.1f})",
+            f"{s['rss_store_mib']:,.0f} ({s['rss_kib_per_memory']:.1f})",
+            f"{s['build_memories_per_s']:,.0f}",
+        ])
+    lines += _table(header, rows) + [""]
+    first, last = sizes[0], sizes[-1]
+    if len(sizes) > 1:
+        n0, n1 = first["size"], last["size"]
+
+        def k(a: float, b: float) -> str:
+            return _growth(a, b, n0, n1)
+
+        per_op = ", ".join(
+            f"{op.replace('_', ' ')} {k(first['latency_ms'][op]['p50_ms'], last['latency_ms'][op]['p50_ms'])}"
+            for op in SCALE_OPS
+        )
+        lines += [
+            f"Growth from {n0:,} to {n1:,} memories, as the exponent k of n^k (the slope of the log-log plot; "
+            f"0 = flat, 1 = linear): {per_op}; reopen {k(first['reopen_s'], last['reopen_s'])}, disk "
+            f"{k(first['disk_mib'], last['disk_mib'])}, RSS {k(first['rss_store_mib'], last['rss_store_mib'])}.",
+            "",
+        ]
+    for skipped in scale.get("skipped", []):
+        lines += [f"- {skipped['size']:,} memories {skipped['note']}.", ""]
+    lines += _img(_plot("scale_growth", sizes, img_dir / "scale_growth.png"), docs_dir, "growth with the store size")
+    return lines
+
+
 def write(
     perf: dict[str, Any] | None,
     locomo_result: dict[str, Any] | None,
@@ -376,6 +443,7 @@ def write(
     docs_dir: Path,
     command: str,
     elapsed_s: float | None = None,
+    scale: dict[str, Any] | None = None,
 ) -> Path:
     docs_dir.mkdir(parents=True, exist_ok=True)
     img_dir = docs_dir / "benchmarks"
@@ -402,6 +470,7 @@ def write(
         lines += _perf_section(perf, docs_dir, img_dir)
     else:
         lines += ["## Speed", "", "Not run in this invocation.", ""]
+    lines += _scale_section(scale, docs_dir, img_dir)
     lines += _locomo_section(locomo_result, docs_dir, img_dir)
     path = docs_dir / "benchmarks.md"
     path.write_text("\n".join(lines).rstrip() + "\n")

@@ -154,6 +154,7 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
             ids.extend(m.id for m in engine.remember_many(items))
             if (start // WRITE_CHUNK) % 10 == 9:
                 log(f"  {len(ids):,}/{n:,} written ({len(ids) / (time.perf_counter() - started):.0f}/s)")
+        memories_s = time.perf_counter() - started
         for start in range(0, len(corp.edges), 50_000):
             engine.add_edges([(ids[s], ids[t], k, c) for s, t, k, c in corp.edges[start : start + 50_000]])
         engine.close()
@@ -182,6 +183,8 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         "size": n,
         "build_s": round(sw_build.seconds, 1),
         "build_memories_per_s": round(n / sw_build.seconds, 1),
+        "build_memories_s": round(memories_s, 1),  # remember_many of every memory
+        "build_edges_s": round(sw_build.seconds - memories_s, 1),  # add_edges (and closing the store)
         "edges": len(corp.edges),
         "latency_ms": latency,
         "reopen_s": round(float(np.median([r["total_s"] for r in reopen])), 3),
@@ -241,11 +244,19 @@ def main() -> None:
                     continue
             results.append(run_size(n, base, vectors, structures, model, args, work))
             r = results[-1]
+            save(args, machine, started, results, skipped)
             log(f"size {n:,}: " + ", ".join(f"{k} p50 {v['p50_ms']:.1f} ms" for k, v in r["latency_ms"].items())
                 + f"; reopen {r['reopen_s']} s, disk {r['disk_mib']} MiB, RSS {r['rss_kib_per_memory']} KiB/memory")
     finally:
         if args.work_dir is None:
             shutil.rmtree(work, ignore_errors=True)
+    save(args, machine, started, results, skipped)
+
+
+def save(args: argparse.Namespace, machine: dict[str, Any], started: float, results: list[dict[str, Any]],
+         skipped: list[dict[str, Any]]) -> None:
+    """Print the results so far (and write them with --save): after every size, so a long run that is
+    stopped keeps what it measured."""
     out = {
         "benchmark": "scale",
         "machine": machine,

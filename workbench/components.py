@@ -40,13 +40,17 @@ def content_first(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def downloads(frame: pd.DataFrame, key: str, name: str) -> None:
-    """CSV and JSON downloads of a table (the full content, not the shortened display)."""
+    """CSV and JSON downloads of a table (the full content, not the shortened display).
+
+    The files are made only when a button is clicked (deferred data, no rerun): a rerun then serves no
+    media files, so quick slider moves never leave the browser asking for files a newer run removed.
+    """
     left, right, _ = st.columns([1, 1, 6])
-    left.download_button("CSV", frame.to_csv(index=False).encode(), file_name=f"{name}.csv", mime="text/csv",
-                         key=f"{key}_csv", icon=":material/download:")
-    right.download_button("JSON", frame.to_json(orient="records", date_format="iso", indent=1).encode(),
+    left.download_button("CSV", lambda: frame.to_csv(index=False).encode(), file_name=f"{name}.csv",
+                         mime="text/csv", key=f"{key}_csv", icon=":material/download:", on_click="ignore")
+    right.download_button("JSON", lambda: frame.to_json(orient="records", date_format="iso", indent=1).encode(),
                           file_name=f"{name}.json", mime="application/json", key=f"{key}_json",
-                          icon=":material/download:")
+                          icon=":material/download:", on_click="ignore")
 
 
 def result_table(frame: pd.DataFrame, key: str, name: str, full: pd.DataFrame | None = None,
@@ -62,7 +66,7 @@ def result_table(frame: pd.DataFrame, key: str, name: str, full: pd.DataFrame | 
         st.dataframe(shown, key=f"{key}_grid", on_select="rerun", selection_mode="single-row",
                              hide_index=True, width="stretch", row_height=ROW_HEIGHT_PX,
                              height=table_height(len(shown)), column_config=config)
-    downloads(full if full is not None else shown, f"{key}_dl", name)
+    downloads(content_first(full) if full is not None else shown, f"{key}_dl", name)
     return selected_row(f"{key}_grid", len(shown))
 
 

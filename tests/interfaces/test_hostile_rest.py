@@ -4,6 +4,7 @@ traceback), and nothing stored changes. The same rules as tests/trust/test_hosti
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from tests.interfaces.conftest import Served
 
 DEEP = '{"a":' * 1000 + "1" + "}" * 1000
+NO_DOCUMENTS = str(Path(__file__).parent)  # a folder without Markdown, text or JSON: nothing to index
 
 # (id, method, path, raw body or None, query params or None, expected status)
 CASES: list[tuple[str, str, str, bytes | None, dict[str, Any] | None, int]] = [
@@ -37,6 +39,8 @@ CASES: list[tuple[str, str, str, bytes | None, dict[str, Any] | None, int]] = [
     ("recall cue 1 MB", "post", "/v1/recall", json.dumps({"cue": "c" * (1 << 20)}).encode(), None, 400),
     ("forget entity by prefix", "post", "/v1/forget", json.dumps({"entity_id": "ra"}).encode(), None, 404),
     ("forget undecodable id", "post", "/v1/forget", b'{"memory_ids": ["\\udcff"]}', None, 400),
+    ("index budget -1", "post", "/v1/index", json.dumps({"paths": [NO_DOCUMENTS], "file_seconds": -1}).encode(),
+     None, 400),
 ]
 
 

@@ -210,6 +210,10 @@ def test_recall_lab(browser: Browser, server: Server) -> None:
     assert page.get_by_text("0.20·importance").is_visible()
     assert first_column(page, "lab_table") == "content"  # content first, so it is never off to the side
     assert no_horizontal_scroll(page)
+    with page.expect_download(timeout=RUN_TIMEOUT_MS) as download:  # made on click, with full contents
+        page.locator(".st-key-lab_table_dl_csv button").click()
+    csv = Path(download.value.path()).read_text()
+    assert csv.startswith("content,") and "launch" in csv.lower()
     slider = page.locator('.st-key-lab_w_importance input[type="range"]')
     slider.focus()
     for _ in range(4):
