@@ -2,10 +2,11 @@
 
 Chroma's delete only marks a vector deleted. Its queue keeps the original upsert (with the vector's bytes)
 until the next flush, and rows it purges stay readable in free pages: Chroma's SQLite connection does not
-set `secure_delete`. `purge_queue` removes the queue rows of ids that no longer exist, with secure_delete
-on, then VACUUMs, which rewrites the file from live content only (cheap: the queue holds at most one flush
-interval of vectors). `orphan_segment_dirs` finds the folders of segments Chroma no longer lists (left on
-disk when a collection is dropped and rebuilt).
+set `secure_delete`. `purge_queue` removes the queue rows of ids that no longer exist (the newest row is
+emptied instead, so its number is never reused), with secure_delete on, then VACUUMs, which rewrites the
+file from live content only (cheap: the queue holds at most one flush interval of vectors).
+`orphan_segment_dirs` finds the folders of segments Chroma no longer lists (left on disk when a collection
+is dropped and rebuilt).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _connect(chroma_dir: Path) -> sqlite3.Connection | None:
 
 def purge_queue(chroma_dir: Path, existing: Callable[[Iterable[str]], set[str]]) -> int:
     """Delete queued operations of ids `existing` no longer knows, zeroing their bytes; VACUUM. Returns the
-    number of rows removed."""
+    number of ids purged."""
     conn = _connect(chroma_dir)
     if conn is None:
         return 0
@@ -37,7 +38,17 @@ def purge_queue(chroma_dir: Path, existing: Callable[[Iterable[str]], set[str]])
         gone = sorted(queued - existing(queued))
         if gone:
             conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("DELETE FROM embeddings_queue WHERE id = ?", [(i,) for i in gone])
+            # `seq_id` is a plain INTEGER PRIMARY KEY: SQLite numbers a new row max(seq_id) + 1, so deleting the
+            # newest rows would hand their numbers to the next writes, which Chroma (whose segments remember
+            # the highest seq_id they consumed) then ignores. The newest row stays, emptied of its vector.
+            newest, newest_id = conn.execute(
+                "SELECT seq_id, id FROM embeddings_queue ORDER BY seq_id DESC LIMIT 1"
+            ).fetchone()
+            conn.executemany(
+                "DELETE FROM embeddings_queue WHERE id = ? AND seq_id <> ?", [(i, newest) for i in gone]
+            )
+            if newest_id in gone:
+                conn.execute("UPDATE embeddings_queue SET vector = NULL, metadata = NULL WHERE seq_id = ?", (newest,))
             conn.execute("COMMIT")
         conn.execute("VACUUM")  # free pages of rows Chroma purged itself still hold vectors
         return len(gone)
