@@ -80,6 +80,16 @@ def content(value: object) -> str:
     return checked
 
 
+def fit_content(value: str) -> tuple[str, bool]:
+    """`value` cut (at a character boundary, with an ellipsis) to what one memory holds, leaving room for
+    what ingestion adds around it; and whether it was cut. Ingestion stores long texts instead of refusing them."""
+    limit = config.MAX_CONTENT_BYTES - 256
+    encoded = value.encode("utf-8")
+    if len(encoded) <= limit:
+        return value, False
+    return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…", True
+
+
 def importance(value: object) -> float:
     if value is None:
         return config.DEFAULT_IMPORTANCE

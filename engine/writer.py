@@ -55,6 +55,15 @@ class Writer:
                 progress(min(start + batch, len(texts)), len(texts))
         return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
+    def reusable_vectors(self, ids: Sequence[str], kind: MemoryKind | None = None) -> dict[str, np.ndarray]:
+        """Stored embeddings of the given memories (of one kind, if given), by content: re-indexing a text
+        that did not change reuses its vector instead of embedding it again."""
+        if not ids:
+            return {}
+        memories = self.store.get_many(ids)
+        stored = self.store.embeddings(ids)
+        return {m.content: stored[i] for i, m in memories.items() if i in stored and kind in (None, m.kind)}
+
     def new_memories(self, requests: Sequence[RememberRequest], now: datetime) -> list[Memory]:
         """Memories for validated requests: fresh sortable ids, `created_at` defaulting to now."""
         stamp = int(now.timestamp() * 1000)

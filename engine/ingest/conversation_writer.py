@@ -20,18 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-import numpy as np
-
-from engine import config
 from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest.conversations import Conversation
-from engine.ingest.entities import EntityResolver, aliases_for
+from engine.ingest.entities import EntityResolver, save_resolution
 from engine.ingest.summary import IndexSummary, Skipped
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import MESSAGE, Ledger, LedgerRow
 from engine.store.records import MemoryRecord
+from engine.validation import fit_content
 from engine.writer import Writer
 
 ORIGIN = "conversation"  # edges written with the messages (never replaced by the derived-edge pass)
@@ -75,7 +73,7 @@ def write_conversations(
         try:  # every message is validated like any write before anything of the file changes
             for m in new:
                 requests.append(RememberRequest.parse({
-                    "content": _bounded(m.content),
+                    "content": fit_content(m.content)[0],
                     "context": conversation.context(m),
                     "entity_id": speakers.get(m.speaker or ""),
                     "kind": MemoryKind.EPISODE,
@@ -86,7 +84,7 @@ def write_conversations(
             summary.skipped.append(Skipped(conversation.display, f"message {failed} cannot be stored ({exc})"))
             summary.conversations_skipped += 1
             continue
-        vectors = _reusable_vectors(writer, plan.drop)
+        vectors = writer.reusable_vectors(plan.drop)
         existing = set(writer.store.existing(plan.drop))
         if existing:
             writer.forget(sorted(existing), erase=False)
@@ -139,23 +137,6 @@ def resolve_speakers(writer: Writer, conversations: Sequence[Conversation]) -> d
                 resolver.observe(m.speaker, "person", weight=2)
     resolver.finalize()
     with writer.store.transaction() as cur:
-        EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
+        save_resolution(cur, resolver)
     return {name: resolver.canonical(name) or name for name in names}
 
-
-def _reusable_vectors(writer: Writer, ids: Sequence[str]) -> dict[str, np.ndarray]:
-    """Embeddings of the memories about to be replaced, by content: an unchanged text is not embedded twice."""
-    if not ids:
-        return {}
-    memories = writer.store.get_many(ids)
-    stored = writer.store.embeddings(ids)
-    return {m.content: stored[i] for i, m in memories.items() if i in stored}
-
-
-def _bounded(content: str) -> str:
-    """A message cut to what one memory holds (a pasted log can exceed it)."""
-    limit = config.MAX_CONTENT_BYTES - 256
-    encoded = content.encode("utf-8")
-    if len(encoded) <= limit:
-        return content
-    return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…"

@@ -10,11 +10,12 @@ ambiguous name is an error that lists the candidates.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
-from engine.store.entities import EntityRecord
+from engine.store.entities import EntityRecord, EntityRegistry
 
 # spaCy NER label -> registry type. NORP ("Meridian" read as a nationality) and works of art only count
 # when they resolve to an entity seen with a real type.
@@ -245,3 +246,8 @@ class EntityResolver:
             return None
         record = self.records.get(entity_id) or self.known.get(entity_id)
         return record.type if record else None
+
+
+def save_resolution(cur: sqlite3.Cursor, resolver: EntityResolver) -> None:
+    """Store the resolver's entities with their aliases in the registry, inside the caller's transaction."""
+    EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])

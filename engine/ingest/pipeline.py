@@ -46,13 +46,14 @@ from engine.ingest.conversations import Conversation
 from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.drafts import Draft
-from engine.ingest.entities import EntityResolver, aliases_for
+from engine.ingest.entities import EntityResolver, save_resolution
 from engine.ingest.linking import count_edges, relink
 from engine.ingest.summary import IndexSummary, Skipped
 from engine.models import MemoryKind, iso
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import DOCUMENT, MESSAGE, PROPOSITION, Ledger, LedgerRow
-from engine.store.records import MemoryRecord, RecordStore
+from engine.store.records import MemoryRecord
+from engine.validation import fit_content
 from engine.writer import Writer
 
 # Bump when the analysis changes, so documents indexed by an older version are analysed again (their
@@ -265,7 +266,9 @@ class _Run:
         records = registry.load()
         self.resolver = EntityResolver(records)
         known = {r.name: r.type for r in records}
-        vectors = self.vectors = _reusable_vectors(store, Ledger(store), fresh)
+        vectors = self.vectors = self.writer.reusable_vectors(
+            Ledger(store).memory_ids(d.source for d in fresh), MemoryKind.PROPOSITION
+        )
         written: list[_Written] = []
         pending: _Analysed | None = None
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
@@ -369,7 +372,7 @@ class _Run:
                        defaultdict(float), self.resolver)
         else:
             with self.writer.store.transaction() as cur:
-                _save_entities(cur, self.resolver)
+                save_resolution(cur, self.resolver)
         EntityRegistry(self.writer.store).purge_unreferenced()
 
     def link(self) -> None:
@@ -416,17 +419,6 @@ def document_vector(plan: DocumentPlan, vectors: dict[str, np.ndarray]) -> np.nd
 def proposition_content(d: Draft) -> str:
     content = d.text if len(d.text) <= MAX_PROPOSITION_CHARS else d.text[: MAX_PROPOSITION_CHARS - 1] + "…"
     return f"{d.speaker}: {content}" if d.speaker else content
-
-
-def _reusable_vectors(store: RecordStore, ledger: Ledger, docs: Sequence[SourceDocument]) -> dict[str, np.ndarray]:
-    """Embeddings of the current memories of changed documents, by content: an unchanged sentence is not
-    embedded twice even when its proposition must be replaced (say its date changed)."""
-    ids = ledger.memory_ids(d.source for d in docs)
-    if not ids:
-        return {}
-    memories = store.get_many(ids)
-    stored = store.embeddings(ids)
-    return {m.content: stored[i] for i, m in memories.items() if i in stored and m.kind == MemoryKind.PROPOSITION}
 
 
 def _under(source: str, roots: Sequence[Path]) -> bool:
@@ -520,17 +512,6 @@ def _plan(
     return plan
 
 
-def _truncate(text: str, limit: int) -> tuple[str, bool]:
-    encoded = text.encode("utf-8")
-    if len(encoded) <= limit:
-        return text, False
-    return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…", True
-
-
-def _save_entities(cur: sqlite3.Cursor, resolver: EntityResolver) -> None:
-    EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
-
-
 def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.ndarray],
            summary: IndexSummary, phases: dict[str, float], resolver: EntityResolver) -> None:
     """Forget what changed, then embed and commit the batch's new memories with their ledger rows and the
@@ -547,7 +528,7 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
     items: list[tuple[RememberRequest, dict[str, Any], LedgerRow, str]] = []
     kept_rows: list[LedgerRow] = []
     for p in batch:
-        text, truncated = _truncate(p.doc.text, config.MAX_CONTENT_BYTES - 256)
+        text, truncated = fit_content(p.doc.text)
         doc_context: dict[str, Any] = {
             "source": p.doc.display,
             "title": p.doc.title,
@@ -591,7 +572,7 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
 
     def also(cur: sqlite3.Cursor) -> None:
         Ledger.write(cur, rows)
-        _save_entities(cur, resolver)
+        save_resolution(cur, resolver)
 
     writer.commit(records, [], also=also)
     added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
