@@ -43,11 +43,7 @@ class Fused:
 
 
 def _signals(
-    inp: RecallInputs,
-    hit_lists: Mapping[Strategy, list[Hit]],
-    pool: Sequence[str],
-    cosine: Mapping[str, float],
-    window_cosine: Mapping[str, float],
+    hit_lists: Mapping[Strategy, list[Hit]], cosine: Mapping[str, float], window_cosine: Mapping[str, float]
 ) -> dict[str, dict[str, float]]:
     signals: dict[str, dict[str, float]] = {}
     for strategy, hits in hit_lists.items():
@@ -157,10 +153,14 @@ class FusionFrame:
         return smoothed + np.where(self.grouped, settings.episode_weight * best[self.group], 0.0)
 
     def ranked(self, settings: FusionSettings, limit: int) -> list[int]:
-        """Row indexes of the best `limit` candidates, best first (ties: by memory id)."""
+        """Row indexes of the best `limit` candidates under `settings`, best first (ties: by memory id)."""
+        return self.top(self.scores(settings), limit)
+
+    def top(self, scores: np.ndarray, limit: int) -> list[int]:
+        """Row indexes of the `limit` highest of `scores` (from `scores`), best first (ties: by memory id)."""
         if not self.pool:
             return []
-        return np.lexsort((self.by_id, -self.scores(settings)))[:limit].tolist()
+        return np.lexsort((self.by_id, -scores))[:limit].tolist()
 
 
 EMPTY_FRAME = FusionFrame((), (), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 1), dtype=np.int64),
@@ -185,7 +185,7 @@ def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: b
         return EMPTY_FRAME
     windows = windows and Strategy.SIMILARITY in hit_lists
     cosine, window_cosine = _cosines(inp, pool, adjacent, live, windows)
-    signals = _signals(inp, hit_lists, pool, cosine, window_cosine)
+    signals = _signals(hit_lists, cosine, window_cosine)
     names = tuple(signals)
     columns = []
     for name in names:
@@ -213,7 +213,7 @@ def fuse(
     if not table.pool:
         return []
     smoothed = table.scores(settings)
-    kept = table.ranked(settings, limit)
+    kept = table.top(smoothed, limit)
     row = {table.pool[n]: n for n in kept}
     details: dict[str, list[StrategyDetail]] = {}
     for strategy, hits in hit_lists.items():
