@@ -83,25 +83,29 @@ class Indexes:
         total, count = store.count(), index.count()
         if not total - store.count_unsynced() <= count <= total:
             log.warning("vector index out of step with the record store; rebuilding it")
-            in_index = index.all_ids()
-            index.delete(sorted(in_index - store.existing(in_index)))
+            self._drop_strays(index)
             store.mark_all_unsynced()
-        unsynced = store.unsynced()
-        for start in range(0, len(unsynced), 5000):
-            chunk = unsynced[start : start + 5000]
-            index.upsert([i for i, _ in chunk], np.stack([v for _, v in chunk]))
-            store.mark_synced([i for i, _ in chunk])
+        self._add_unsynced(index, mark=True)
 
     def _reconcile_copy(self, index: VectorIndex) -> None:
         """The same for a read-only store's private copy of its index, without marking anything in the store
         (it cannot be written): what the store no longer holds leaves the copy, what it holds unsynced joins it."""
-        store = self._store
+        self._drop_strays(index)
+        self._add_unsynced(index, mark=False)
+
+    def _drop_strays(self, index: VectorIndex) -> None:
+        """Remove from the index every id the record store no longer holds."""
         in_index = index.all_ids()
-        index.delete(sorted(in_index - store.existing(in_index)))
-        unsynced = store.unsynced()
+        index.delete(sorted(in_index - self._store.existing(in_index)))
+
+    def _add_unsynced(self, index: VectorIndex, *, mark: bool) -> None:
+        """Upsert the store's unsynced memories, in chunks; `mark`: record them as synced after each chunk."""
+        unsynced = self._store.unsynced()
         for start in range(0, len(unsynced), 5000):
             chunk = unsynced[start : start + 5000]
             index.upsert([i for i, _ in chunk], np.stack([v for _, v in chunk]))
+            if mark:
+                self._store.mark_synced([i for i, _ in chunk])
 
     @property
     def timeline(self) -> TimelineIndex:
