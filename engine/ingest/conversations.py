@@ -16,7 +16,7 @@ A message is `{"speaker", "text", "time", "id"}`; `author` or `role` may name th
 hold the text, `timestamp`, `date` or `created_at` the time; a `caption` (or `blip_caption`) describes a
 shared photo and is kept in the text.
 
-Pure parsing: no I/O, no models (the pipeline writes; see `engine.ingest.chat_writer`).
+Pure parsing: no I/O, no models (the pipeline writes; see `engine.ingest.conversation_writer`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from engine.ingest.dates import parse_datetime
 
 # Bump when what a message becomes changes, so conversations indexed by an older version are rewritten.
 CONVERSATION_VERSION = "1"
@@ -131,40 +133,32 @@ class Conversation:
 
 
 def parse_when(value: object) -> datetime | None:
-    """A UTC datetime from a datetime, a date, an ISO 8601 or common written-out string, or epoch seconds
-    (milliseconds when the number is that large); None if it is none of these."""
+    """A UTC datetime from what `dates.parse_datetime` reads (a datetime, a date, an ISO 8601 string), a
+    common written-out string, or epoch seconds (milliseconds when the number is that large); None if it
+    is none of these."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
-    if isinstance(value, date):
-        return datetime.combine(value, time.min, tzinfo=UTC)
     if isinstance(value, int | float):
         seconds = value / 1000 if value > 1e11 else value
         try:
             return datetime.fromtimestamp(seconds, UTC) if seconds > 0 else None
         except (OverflowError, OSError, ValueError):
             return None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    parsed = _parse_text(" ".join(value.split()))
-    if parsed is None:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+    if isinstance(value, str):
+        text = " ".join(value.split())
+        parsed = (parse_datetime(text) or _written_out(text)) if text else None
+    else:
+        parsed = parse_datetime(value)
+    return parsed.astimezone(UTC) if parsed is not None else None
 
 
-def _parse_text(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        pass
+def _written_out(text: str) -> datetime | None:
     for fmt in _FORMATS:
         try:
-            return datetime.strptime(text, fmt)
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
-    match = re.search(r"\d{4}-\d{2}-\d{2}", text)
-    return datetime.fromisoformat(match.group(0)) if match else None
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,25 @@ class DateMention:
         return datetime.combine(day, self.clock or time.min, tzinfo=UTC)
 
 
+def parse_datetime(value: object) -> datetime | None:
+    """A UTC datetime from a YAML date, a datetime or an ISO 8601 string; None if it is not one."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, date):
+        return datetime.combine(value, time.min, tzinfo=UTC)
+    if isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00")
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            match = re.search(r"\d{4}-\d{2}-\d{2}", text)
+            if not match:
+                return None
+            parsed = datetime.fromisoformat(match.group(0))
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return None
+
+
 def _with_year(value: date, year: int) -> date:
     last = calendar.monthrange(year, value.month)[1]
     return date(year, value.month, min(value.day, last))

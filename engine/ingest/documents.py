@@ -15,7 +15,7 @@ import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ import yaml
 
 from engine import config
 from engine.ingest.conversations import Conversation, NotAConversation, read_conversation
+from engine.ingest.dates import parse_datetime
 from engine.ingest.summary import Skipped
 
 _FILENAME_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
@@ -179,25 +180,6 @@ class _Unusable(Exception):
 
 
 # --- dates ------------------------------------------------------------------------------------------------
-def parse_datetime(value: object) -> datetime | None:
-    """A UTC datetime from a YAML date, a datetime or an ISO 8601 string; None if it is not one."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
-        return datetime.combine(value, time.min, tzinfo=UTC)
-    if isinstance(value, str):
-        text = value.strip().replace("Z", "+00:00")
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError:
-            match = re.search(r"\d{4}-\d{2}-\d{2}", text)
-            if not match:
-                return None
-            parsed = datetime.fromisoformat(match.group(0))
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return None
-
-
 def _document_date(path: Path, declared: object, mtime: datetime, declared_source: str) -> tuple[datetime, str]:
     parsed = parse_datetime(declared)
     if parsed is not None:

@@ -27,7 +27,8 @@ from engine.errors import ExtractorError
 from engine.ingest.analysis import Extractor, OfflineExtractor
 from engine.ingest.budget import TimeBudget
 from engine.ingest.causal import is_definite
-from engine.ingest.documents import SourceDocument, parse_datetime
+from engine.ingest.dates import parse_datetime
+from engine.ingest.documents import SourceDocument
 from engine.ingest.drafts import CausalCue, Draft, Mention, Relation, Side
 from engine.ingest.keywords import keywords, stem
 
