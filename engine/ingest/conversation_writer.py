@@ -47,7 +47,7 @@ class ConversationPlan:
 
 
 def plan_conversation(ledger: Ledger, conversation: Conversation) -> ConversationPlan:
-    hashes = conversation.hashes()
+    hashes = conversation.hashes
     existing = ledger.messages(conversation.source)
     plan = ConversationPlan(conversation, hashes)
     for position, h in enumerate(hashes):

@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -113,9 +114,11 @@ class Conversation:
             ctx["speaker"] = message.speaker
         return ctx
 
+    @cached_property
     def hashes(self) -> list[str]:
         """A chained hash per message: it changes when the message or anything before it changes, so a
-        conversation that only grew keeps the ids (and access counts) of the messages it already had."""
+        conversation that only grew keeps the ids (and access counts) of the messages it already had.
+        Computed once (the stamp, the re-index plan and the ledger rows all read it)."""
         out: list[str] = []
         previous = ""
         for m in self.messages:
@@ -128,7 +131,7 @@ class Conversation:
     @property
     def stamp(self) -> str:
         """What decides whether the conversation must be written again: every message, and the version."""
-        last = self.hashes()[-1] if self.messages else ""
+        last = self.hashes[-1] if self.messages else ""
         return hashlib.sha256(f"{last}|{len(self.messages)}|{CONVERSATION_VERSION}".encode()).hexdigest()
 
 
