@@ -149,12 +149,6 @@ class MemoryEngine:
         chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
         self._indexes = Indexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
-        try:
-            self._writer.check_model()  # by name, before any model loads: vectors of two models never mix
-        except BaseException:
-            self._store.close()
-            self._owner.release()
-            raise
         self._entities = EntityRegistry(self._store)
         self._lock = threading.Lock()
         self._structures_checked = False  # stale structures are re-extracted before the first analogical recall

@@ -43,10 +43,12 @@ class Writer:
         self.embedder = embedder
         self.extractor = extractor
         self.clock = clock
+        self._model_checked = False
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        """Embeddings of texts, in batches (progress after each)."""
+        """Embeddings of texts, in batches (progress after each), by the model that wrote the store's vectors."""
+        self.check_model()
         batch = config.EMBED_BATCH_SIZE * 4
         parts = []
         for start in range(0, len(texts), batch):
@@ -96,9 +98,12 @@ class Writer:
         self.indexes.apply(records, edges)
 
     def check_model(self) -> None:
-        """A store is searched with the model that wrote its vectors: opening it with another is refused.
+        """A store is searched and written only with the model that wrote its vectors; another is refused.
 
-        Checked by name when the engine opens (before any model loads), and by vector width on each write."""
+        Checked by name before anything is embedded (so before the model loads; reads that embed nothing,
+        like `get` or `list`, work with any model), and by vector width on each write."""
+        if self._model_checked:
+            return
         stored = self.store.get_meta(config.EMBEDDING_MODEL_META_KEY)
         if stored is not None and config.canonical_model_name(stored) != config.canonical_model_name(
             self.embedder.name
@@ -108,6 +113,7 @@ class Writer:
                 f"is opened with {self.embedder.name!r}; open it with {config.MODEL_ENV}={stored} "
                 "(vectors of different models must not be mixed), or index into a new data directory"
             )
+        self._model_checked = stored is not None  # a store's model never changes once recorded
 
     def _dimension_note(self) -> str:
         dimension = self.store.get_meta(config.EMBEDDING_DIMENSION_META_KEY)
