@@ -101,7 +101,8 @@ def configs() -> list[EvalConfig]:
         EvalConfig(
             "lexical",
             {"strategies": ["lexical"], "scoring_weights": PURE_RELEVANCE},
-            "BM25 (SQLite FTS5, Porter) over each turn plus its +-2-turn same-session window, no model",
+            "BM25 (k1 0.7, b 0, over an FTS5 index, Porter) of each turn plus its +-2-turn same-session window"
+            " (with its date), no model",
             prefix=True,
         ),
         EvalConfig(

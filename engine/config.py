@@ -160,10 +160,18 @@ def temporal_pool(top_k: int) -> int:
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
 WINDOW_RADIUS = 2
+# Conversation messages' windows start with the day they were said ("8 May 2023"; engine/store/fulltext.py).
+WINDOW_DATE_LINE = True
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
 # How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
 LEXICAL_POOL = 100
+# BM25 saturation (k1) and length normalisation (b) of the lexical tables (engine/store/fulltext.py). FTS5's
+# built-in bm25() fixes them at 1.2 / 0.75; these were chosen on LoCoMo's tuning half only
+# (benchmarks/locomo_eval.py, conv-26/30/41/42/43): short turns and windows want early saturation and no
+# length penalty.
+LEXICAL_BM25_K1 = 0.7
+LEXICAL_BM25_B = 0.0
 # Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
 LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
