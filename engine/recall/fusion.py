@@ -28,6 +28,7 @@ import numpy as np
 from engine.models import Strategy, StrategyDetail
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
+from engine.store.records import NO_EPISODE
 
 _SIGNALS_OF = {
     Strategy.SIMILARITY: ("similarity", "similarity_window"),
@@ -74,38 +75,37 @@ def _cosines(
     inp: RecallInputs,
     pool: Sequence[str],
     adjacent: Mapping[str, set[str]],
-    live: Mapping[str, tuple[object, ...]],
+    rows: Mapping[str, tuple[str, np.ndarray | None]],
     windows: bool,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
-    vector: the sum of its own and its same-episode followed_by neighbours' embeddings. Both are read
-    from the record store at recall time, so they follow every write and forget like the text windows."""
+    vector: the sum of its own and its same-episode followed_by neighbours' embeddings. Both come from the
+    record store at recall time (`rows`: episode key and embedding of the pool and, for windows, of the
+    pool's neighbours), so they follow every write and forget like the text windows."""
     cue = inp.cue_embedding
     if cue is None:
         return {}, {}
-    keys = dict(live)
     outside: list[str] = []
     if windows:
-        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in keys} - inp.excluded)
-        keys.update(inp.store.episode_keys(outside) if outside else {})
-    stored = inp.store.embeddings([*pool, *(n for n in outside if n in keys)])
-    ids = [i for i in dict.fromkeys([*pool, *outside]) if i in stored]
+        members = set(pool)
+        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)
+    ids = [i for i in dict.fromkeys([*pool, *outside]) if i in rows]
     if not ids:
         return {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    matrix = np.stack([stored[i] for i in ids]).astype(np.float32, copy=False)
+    matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
     if not windows:
         return cosine, {}
     mine = [i for i in pool if i in row]
-    members = _padded(
-        [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and keys.get(n) == keys[i])] for i in mine],
+    members_of = _padded(
+        [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and rows[n][0] == rows[i][0])] for i in mine],
         len(ids),
     )
-    summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members].sum(axis=1)
+    summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members_of].sum(axis=1)
     norms = np.linalg.norm(summed, axis=1)
-    dots = np.append(cos, 0.0)[members].sum(axis=1)
+    dots = np.append(cos, 0.0)[members_of].sum(axis=1)
     window = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
     return cosine, dict(zip(mine, window.tolist(), strict=True))
 
@@ -179,12 +179,18 @@ def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: b
         for i, linked in inp.store.followed_by_neighbours(extra).items():
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
-    live = inp.store.episode_keys(pool)  # also drops anything forgotten meanwhile
-    pool = [i for i in pool if i in live]
+    windows = windows and Strategy.SIMILARITY in hit_lists
+    wanted = pool
+    if windows and inp.cue_embedding is not None:  # the window vectors need the pool's neighbours too
+        members = set(pool)
+        wanted = [*pool, *sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)]
+    # One read for every candidate: episode key and embedding (also drops anything forgotten meanwhile).
+    rows = inp.store.fusion_rows(wanted, with_embeddings=inp.cue_embedding is not None)
+    pool = [i for i in pool if i in rows]
     if not pool:
         return EMPTY_FRAME
-    windows = windows and Strategy.SIMILARITY in hit_lists
-    cosine, window_cosine = _cosines(inp, pool, adjacent, live, windows)
+    live = {i: rows[i][0] for i in pool}
+    cosine, window_cosine = _cosines(inp, pool, adjacent, rows, windows)
     signals = _signals(hit_lists, cosine, window_cosine)
     names = tuple(signals)
     columns = []
@@ -200,7 +206,7 @@ def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: b
     )
     episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
     group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
-    grouped = np.array([any(v != "null" for v in live[i]) for i in pool], dtype=bool)
+    grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
     by_id = np.argsort(np.argsort(np.array(pool)))
     return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped, by_id)
 

@@ -28,6 +28,8 @@ from engine.store import fulltext
 SCHEMA_VERSION = 1
 # Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
 ERASE_PENDING = "vector_erase_pending"
+# `fusion_rows`' episode key of a memory whose context names no episode (SQLite's JSON array of nulls).
+NO_EPISODE = "[" + ",".join("null" for _ in config.EPISODE_KEYS) + "]"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -112,9 +114,11 @@ class RecordStore:
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         if self.read_only:
             self._conn = _open_read_only(path)
+            fulltext.prepare(self._conn)
             return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        fulltext.prepare(self._conn)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
@@ -193,7 +197,11 @@ class RecordStore:
             _insert_edges(cur, edges)
             fulltext.index_new(
                 cur,
-                [(r.memory.id, r.memory.content) for r in records if r.memory.kind != MemoryKind.REVISION],
+                [
+                    (r.memory.id, r.memory.content, to_micros(r.memory.created_at), r.memory.context)
+                    for r in records
+                    if r.memory.kind != MemoryKind.REVISION
+                ],
                 (i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)),
             )
             if also is not None:
@@ -266,13 +274,13 @@ class RecordStore:
         with self._lock:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float]]:
-        """The best `limit` matches of an FTS5 expression in `memory_text` or `window_text` (see fulltext)."""
+    def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` BM25 matches of any of the words in `memory_text` or `window_text` (see fulltext),
+        with the saturation and length normalisation of `config.LEXICAL_BM25_K1` / `LEXICAL_BM25_B`."""
         with self._lock:
-            try:
-                return fulltext.search(self._conn.cursor(), table, match, limit)
-            except sqlite3.OperationalError:
-                return []  # an expression FTS5 cannot parse matches nothing
+            return fulltext.bm25(
+                self._conn.cursor(), table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
+            )
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
@@ -287,14 +295,18 @@ class RecordStore:
         with self._lock:
             return fulltext.followed_by(self._conn.cursor(), ids)
 
-    def episode_keys(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-        """Which episode (conversation, session, document) each memory belongs to; see `fulltext.episode_key`."""
-        found: dict[str, tuple[Any, ...]] = {}
-        columns = ", ".join(f"json_quote(json_extract(context, '$.{k}'))" for k in config.EPISODE_KEYS)
+    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, tuple[str, np.ndarray | None]]:
+        """(episode key, embedding or None) of the given memories that exist, in one read: what a fused recall
+        needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS` values
+        (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
+        found: dict[str, tuple[str, np.ndarray | None]] = {}
+        paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
+        embedding = "embedding" if with_embeddings else "NULL"
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, {columns} FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = tuple(r[1:])
+            sql = f"SELECT id, json_extract(context, {paths}), {embedding} FROM memories WHERE id IN ({marks})"
+            for r in self._query(sql, chunk):
+                found[r[0]] = (r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32))
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
