@@ -117,10 +117,12 @@ class RecordStore:
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         if self.read_only:
             self._conn = _open_read_only(path)
+            fulltext.prepare(self._conn)
             self._scores = _scores_hint(self._conn)
             return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        fulltext.prepare(self._conn)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
@@ -268,13 +270,13 @@ class RecordStore:
         with self._lock:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float]]:
-        """The best `limit` matches of an FTS5 expression in `memory_text` or `window_text` (see fulltext)."""
+    def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` BM25 matches of any of the words in `memory_text` or `window_text` (see fulltext),
+        with the saturation and length normalisation of `config.LEXICAL_BM25_K1` / `LEXICAL_BM25_B`."""
         with self._lock:
-            try:
-                return fulltext.search(self._conn.cursor(), table, match, limit)
-            except sqlite3.OperationalError:
-                return []  # an expression FTS5 cannot parse matches nothing
+            return fulltext.bm25(
+                self._conn.cursor(), table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
+            )
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
