@@ -48,7 +48,12 @@ CREATE TABLE IF NOT EXISTS memories (
     embedding BLOB NOT NULL,
     vector_synced INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS memories_entity_time ON memories (entity_id, created_at);
+-- Opening a store reads the timeline (entity, time, id of every memory) and the revision ids: both from small
+-- indexes, not from the table, whose rows carry the embedding and structure (about 7 KiB a memory).
+-- memories_timeline replaces memories_entity_time (same order, plus the id).
+DROP INDEX IF EXISTS memories_entity_time;
+CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
+CREATE INDEX IF NOT EXISTS memories_revisions ON memories (id) WHERE kind = 'revision';
 CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
 -- What ranking reads of a candidate (score_inputs, score_columns, created_at_of), covered by an index:
 -- a few dozen entries per page instead of one table row (embedding included) per page.
@@ -460,7 +465,9 @@ class RecordStore:
         return result
 
     def ids_of_kind(self, kind: MemoryKind) -> list[str]:
-        return [r[0] for r in self._query("SELECT id FROM memories WHERE kind = ?", (kind.value,))]
+        # The kind is written into the statement (an enum value, not user text) so that SQLite can use the
+        # partial index memories_revisions for revisions, which a bound parameter would not allow.
+        return [r[0] for r in self._query(f"SELECT id FROM memories WHERE kind = '{MemoryKind(kind).value}'")]
 
     def ids_of_entity(self, entity_id: str) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM memories WHERE entity_id = ?", (entity_id,))]
