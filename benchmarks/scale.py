@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import corpus as corpus_mod
-from benchmarks.embed_cache import cached_vectors
+from benchmarks.embed_cache import cached_vectors, vector_key
 from benchmarks.machine import describe
 from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display
 from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
@@ -221,7 +221,7 @@ def main() -> None:
     base = corpus_mod.generate(args.base, args.seed)
     base_texts = list(dict.fromkeys(base.texts()))
     log(f"base: {len(base_texts):,} distinct texts embedded for real (cached) and parsed for real (cached)")
-    vectors = cached_vectors(f"synthetic-n{args.base}-s{args.seed}", base.texts(), model.encode, model.name)
+    vectors = cached_vectors(f"synthetic-n{args.base}-s{args.seed}", base.texts(), model.encode, vector_key(model))
     structures = _base_structures(f"synthetic-n{args.base}-s{args.seed}", base_texts)
     model.encode(["warm up"])
 

