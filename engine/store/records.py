@@ -126,6 +126,7 @@ class RecordStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA cache_size=-65536")
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(_SCHEMA)
@@ -199,7 +200,15 @@ class RecordStore:
                 [_record_params(r) for r in records],
             )
             _insert_edges(cur, edges)
-            fulltext.index(cur, [r.memory.id for r in records])
+            fulltext.index_new(
+                cur,
+                [
+                    (r.memory.id, r.memory.content, to_micros(r.memory.created_at), r.memory.context)
+                    for r in records
+                    if r.memory.kind != MemoryKind.REVISION
+                ],
+                (i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)),
+            )
             if also is not None:
                 also(cur)
 
@@ -581,7 +590,10 @@ class RecordStore:
             cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (origin,))
             cur.executemany(
                 "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-                [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+                [
+            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+            for e in edges
+        ],
             )
             _refresh_windows(cur, [*removed, *edges])  # windows around edges that went or came
             if also is not None:
@@ -661,7 +673,10 @@ def _record_params(r: MemoryRecord) -> tuple[Any, ...]:
 def _insert_edges(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     cur.executemany(
         "INSERT OR REPLACE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-        [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+        [
+            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+            for e in edges
+        ],
     )
 
 
@@ -697,7 +712,8 @@ def _refresh_windows(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     """New followed_by edges change the windows around both ends."""
     ends = {i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)}
     if ends:
-        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends)))
+        links = fulltext.Links(cur)  # both walks below cross the same links: fetch each once
+        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends), links), links)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
