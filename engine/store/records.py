@@ -305,6 +305,15 @@ class RecordStore:
         with self._lock:
             return fulltext.followed_by(self._conn.cursor(), ids)
 
+    def entity_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """The entity id of each given memory that has one."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT id, entity_id FROM memories WHERE entity_id IS NOT NULL AND id IN ({marks})"
+            found.update((r[0], r[1]) for r in self._query(sql, chunk))
+        return found
+
     def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, tuple[str, np.ndarray | None]]:
         """(episode key, embedding or None) of the given memories that exist, in one read: what a fused recall
         needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS` values
