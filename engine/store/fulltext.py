@@ -96,37 +96,67 @@ def followed_by(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, set[str]]:
     return adjacent
 
 
-def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int) -> set[str]:
+class Links:
+    """`followed_by` adjacency fetched on demand and kept for one transaction: a window refresh walks the
+    same neighbourhood more than once (who is affected, then each affected memory's window), and a bulk
+    `add_edges` of a long chain would otherwise query every link several times."""
+
+    def __init__(self, cur: sqlite3.Cursor) -> None:
+        self.cur = cur
+        self.adjacent: dict[str, set[str]] = {}  # complete neighbour sets of the memories fetched so far
+
+    def of(self, ids: Iterable[str]) -> dict[str, set[str]]:
+        missing = [i for i in set(ids) if i not in self.adjacent]
+        if missing:
+            found = followed_by(self.cur, missing)
+            for i in missing:
+                self.adjacent[i] = found.get(i, set())
+        return self.adjacent
+
+
+def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int, links: Links | None = None) -> set[str]:
     """The memories within `radius` followed_by steps of the given ones (themselves included)."""
+    links = links or Links(cur)
     reached = set(ids)
     frontier = set(reached)
     for _ in range(radius):
-        adjacent = followed_by(cur, frontier)
-        frontier = {n for i in frontier for n in adjacent.get(i, ())} - reached
+        if not frontier:
+            break
+        adjacent = links.of(frontier)
+        frontier = {n for i in frontier for n in adjacent[i]} - reached
         reached |= frontier
     return reached
 
 
-def windows(cur: sqlite3.Cursor, ids: Sequence[str]) -> dict[str, list[str]]:
+def windows(cur: sqlite3.Cursor, ids: Sequence[str], links: Links | None = None) -> dict[str, list[str]]:
     """Each memory's window: itself and its same-episode followed_by neighbours, in time order."""
+    return _windows(cur, ids, links or Links(cur))[0]
+
+
+def _windows(
+    cur: sqlite3.Cursor, ids: Sequence[str], links: Links
+) -> tuple[dict[str, list[str]], dict[str, tuple[str, int, dict[str, Any]]]]:
+    """`windows` and the texts of every memory in them."""
     radius = config.WINDOW_RADIUS
-    area = _within(cur, ids, radius)
+    area = _within(cur, ids, radius, links)
     texts = _texts(cur, sorted(area))
-    adjacent = followed_by(cur, area)
+    keys = {i: episode_key(t[2]) for i, t in texts.items()}
+    # `_within` fetched the links of every memory closer than `radius` to one of `ids`: all a window needs.
+    adjacent = links.adjacent
     out: dict[str, list[str]] = {}
     for i in ids:
         if i not in texts:
             continue
-        key = episode_key(texts[i][2])
+        key = keys[i]
         members, frontier = {i}, {i}
         for _ in range(radius):
             frontier = {
                 n for m in frontier for n in adjacent.get(m, ())
-                if n in texts and n not in members and episode_key(texts[n][2]) == key
+                if n in texts and n not in members and keys[n] == key
             }
             members |= frontier
         out[i] = sorted(members, key=lambda m: (texts[m][1], m))
-    return out
+    return out, texts
 
 
 def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
@@ -142,7 +172,44 @@ def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
     cur.executemany(
         "INSERT INTO memory_text (rowid, body) VALUES (?, ?)", [(rowids[i], texts[i][0]) for i in live]
     )
-    refresh_windows(cur, _within(cur, live, config.WINDOW_RADIUS))
+    links = Links(cur)
+    refresh_windows(cur, _within(cur, live, config.WINDOW_RADIUS, links), links)
+
+
+def index_new(
+    cur: sqlite3.Cursor, contents: Sequence[tuple[str, str, int, dict[str, Any]]], linked: Iterable[str]
+) -> None:
+    """Text rows of memories inserted in this transaction: (id, content, created_at in microseconds,
+    context) of each (revisions left out).
+
+    Same rows as `index`, written straight from the contents in hand: a new memory can only have the
+    edges of its own transaction, so one that no `followed_by` edge of it touches (`linked`: the ends of
+    those edges) is its whole window. The linked ones, and the windows around them, go through the general
+    refresh. Falls back to `index` if any id already has text rows (nothing to assume then)."""
+    ids = [c[0] for c in contents]
+    if not ids:
+        return
+    if _rowids(cur, ids, create=False):
+        index(cur, ids)
+        return
+    # Fresh row numbers above any in use (an FTS5 table answers ORDER BY rowid DESC without a scan).
+    start = 1 + max(
+        (row[0] for table in ("fulltext_rows", *TABLES)
+         for row in cur.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1")),
+        default=0,
+    )
+    rows = [(start + n, c) for n, c in enumerate(contents)]
+    cur.executemany("INSERT INTO fulltext_rows (rowid, id) VALUES (?, ?)", [(r, c[0]) for r, c in rows])
+    cur.executemany("INSERT INTO memory_text (rowid, body) VALUES (?, ?)", [(r, c[1]) for r, c in rows])
+    linked = set(linked)
+    cur.executemany(
+        "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
+        [(r, _window_body({i: (text, at, context)}, i, [i])) for r, (i, text, at, context) in rows if i not in linked],
+    )
+    touched = [i for i in ids if i in linked]
+    if touched:
+        links = Links(cur)
+        refresh_windows(cur, _within(cur, touched, config.WINDOW_RADIUS, links), links)
 
 
 def date_line(created_at: int, context: dict[str, Any]) -> str:
@@ -162,13 +229,13 @@ def _window_body(texts: dict[str, tuple[str, int, dict[str, Any]]], memory_id: s
     return "\n".join([date, *lines] if date else lines)
 
 
-def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str]) -> None:
-    """Recompute the window rows of the given memories (after their neighbourhood changed)."""
+def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str], links: Links | None = None) -> None:
+    """Recompute the window rows of the given memories (after their neighbourhood changed); `links`: the
+    adjacency this transaction already fetched, if any."""
     ids = sorted(set(ids))
     if not ids:
         return
-    members = windows(cur, ids)
-    texts = _texts(cur, sorted({m for ms in members.values() for m in ms}))
+    members, texts = _windows(cur, ids, links or Links(cur))
     rowids = _rowids(cur, list(members), create=True)
     cur.executemany("DELETE FROM window_text WHERE rowid = ?", [(rowids[i],) for i in members])
     cur.executemany(
@@ -177,9 +244,9 @@ def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str]) -> None:
     )
 
 
-def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str]) -> set[str]:
+def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str], links: Links | None = None) -> set[str]:
     """The memories whose windows may include the given ones: call before deleting them."""
-    return _within(cur, ids, config.WINDOW_RADIUS) - set(ids)
+    return _within(cur, ids, config.WINDOW_RADIUS, links) - set(ids)
 
 
 def remove(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:

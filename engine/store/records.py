@@ -48,8 +48,16 @@ CREATE TABLE IF NOT EXISTS memories (
     embedding BLOB NOT NULL,
     vector_synced INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS memories_entity_time ON memories (entity_id, created_at);
+-- Opening a store reads the timeline (entity, time, id of every memory) and the revision ids: both from small
+-- indexes, not from the table, whose rows carry the embedding and structure (about 7 KiB a memory).
+-- memories_timeline replaces memories_entity_time (same order, plus the id).
+DROP INDEX IF EXISTS memories_entity_time;
+CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
+CREATE INDEX IF NOT EXISTS memories_revisions ON memories (id) WHERE kind = 'revision';
 CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
+-- What ranking reads of a candidate (score_inputs, score_columns, created_at_of), covered by an index:
+-- a few dozen entries per page instead of one table row (embedding included) per page.
+CREATE UNIQUE INDEX IF NOT EXISTS memories_scores ON memories (id, importance, created_at, access_count);
 CREATE TABLE IF NOT EXISTS edges (
     source TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     target TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
@@ -115,6 +123,7 @@ class RecordStore:
         if self.read_only:
             self._conn = _open_read_only(path)
             fulltext.prepare(self._conn)
+            self._scores = _scores_hint(self._conn)
             return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -122,6 +131,7 @@ class RecordStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA cache_size=-65536")
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(_SCHEMA)
@@ -129,6 +139,7 @@ class RecordStore:
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
         self._conn.executescript(fulltext.SCHEMA)
+        self._scores = _scores_hint(self._conn)
         if self.get_meta(fulltext.META_KEY) != fulltext.VERSION:
             # A store written before the lexical index existed (or by another version of it): fill it once.
             with self.transaction() as cur:
@@ -194,7 +205,15 @@ class RecordStore:
                 [_record_params(r) for r in records],
             )
             _insert_edges(cur, edges)
-            fulltext.index(cur, [r.memory.id for r in records])
+            fulltext.index_new(
+                cur,
+                [
+                    (r.memory.id, r.memory.content, to_micros(r.memory.created_at), r.memory.context)
+                    for r in records
+                    if r.memory.kind != MemoryKind.REVISION
+                ],
+                (i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)),
+            )
             if also is not None:
                 also(cur)
 
@@ -286,6 +305,15 @@ class RecordStore:
         with self._lock:
             return fulltext.followed_by(self._conn.cursor(), ids)
 
+    def entity_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """The entity id of each given memory that has one."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT id, entity_id FROM memories WHERE entity_id IS NOT NULL AND id IN ({marks})"
+            found.update((r[0], r[1]) for r in self._query(sql, chunk))
+        return found
+
     def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, tuple[str, np.ndarray | None]]:
         """(episode key, embedding or None) of the given memories that exist, in one read: what a fused recall
         needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS` values
@@ -349,7 +377,7 @@ class RecordStore:
         found: dict[str, tuple[float, int, int]] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, importance, created_at, access_count FROM memories WHERE id IN ({marks})"
+            sql = f"SELECT id, importance, created_at, access_count FROM memories {self._scores} WHERE id IN ({marks})"
             for r in self._query(sql, chunk):
                 found[r[0]] = (r[1], r[2], r[3])
         return found
@@ -362,7 +390,8 @@ class RecordStore:
         access: list[int] = []
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, importance, access_count FROM memories WHERE id IN ({marks})", chunk):
+            sql = f"SELECT id, importance, access_count FROM memories {self._scores} WHERE id IN ({marks})"
+            for r in self._query(sql, chunk):
                 found.append(r[0])
                 importance.append(r[1])
                 access.append(r[2])
@@ -380,7 +409,8 @@ class RecordStore:
         found: dict[str, int] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            found.update(self._query(f"SELECT id, created_at FROM memories WHERE id IN ({marks})", chunk))
+            sql = f"SELECT id, created_at FROM memories {self._scores} WHERE id IN ({marks})"
+            found.update(self._query(sql, chunk))
         return found
 
     def existing(self, ids: Iterable[str]) -> set[str]:
@@ -444,7 +474,9 @@ class RecordStore:
         return result
 
     def ids_of_kind(self, kind: MemoryKind) -> list[str]:
-        return [r[0] for r in self._query("SELECT id FROM memories WHERE kind = ?", (kind.value,))]
+        # The kind is written into the statement (an enum value, not user text) so that SQLite can use the
+        # partial index memories_revisions for revisions, which a bound parameter would not allow.
+        return [r[0] for r in self._query(f"SELECT id FROM memories WHERE kind = '{MemoryKind(kind).value}'")]
 
     def ids_of_entity(self, entity_id: str) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM memories WHERE entity_id = ?", (entity_id,))]
@@ -565,7 +597,10 @@ class RecordStore:
             cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (origin,))
             cur.executemany(
                 "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-                [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+                [
+            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+            for e in edges
+        ],
             )
             _refresh_windows(cur, [*removed, *edges])  # windows around edges that went or came
             if also is not None:
@@ -606,6 +641,13 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
                                isolation_level=None)
 
 
+def _scores_hint(conn: sqlite3.Connection) -> str:
+    """`INDEXED BY memories_scores` where the store has that index (a read-only store written before it
+    existed has not). SQLite's planner would otherwise pick the primary key's index and read each row."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'memories_scores'").fetchone()
+    return "INDEXED BY memories_scores" if found else ""
+
+
 def _string_list(text: str | None) -> list[str]:
     """A JSON list of strings as SQLite prints it (`["a","b"]`, minified). Plain ones are split directly,
     ten times faster than json.loads on 100,000 rows; anything escaped or unusual goes through json.loads."""
@@ -638,7 +680,10 @@ def _record_params(r: MemoryRecord) -> tuple[Any, ...]:
 def _insert_edges(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     cur.executemany(
         "INSERT OR REPLACE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-        [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+        [
+            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+            for e in edges
+        ],
     )
 
 
@@ -674,7 +719,8 @@ def _refresh_windows(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     """New followed_by edges change the windows around both ends."""
     ends = {i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)}
     if ends:
-        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends)))
+        links = fulltext.Links(cur)  # both walks below cross the same links: fetch each once
+        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends), links), links)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

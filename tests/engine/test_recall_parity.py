@@ -20,7 +20,7 @@ from engine import MemoryEngine, config
 from engine.api.requests import build_request
 from engine.models import RecallResult
 from engine.store import fulltext
-from engine.store.records import NO_EPISODE, RecordStore
+from engine.store.records import NO_EPISODE, RecordStore, from_micros
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 CHATS = sorted(SAMPLE.rglob("*.json"))
@@ -115,3 +115,24 @@ def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: M
     assert all(len(keys) == 1 for keys in by_key.values())  # one fusion key <=> one episode
     assert len(by_key) > 2
     assert all(v is None for _, v in store.fusion_rows([m.id for m in memories], with_embeddings=False).values())
+
+
+def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(store_engine: MemoryEngine) -> None:
+    engine = store_engine
+    store = engine._store  # noqa: SLF001 - the store's reads are what is under test
+    plan = store.read(f"EXPLAIN QUERY PLAN SELECT id, importance FROM memories {store._scores} WHERE id IN (?, ?)",
+                      ("a", "b"))  # noqa: SLF001
+    assert any("COVERING INDEX memories_scores" in str(row) for row in plan)
+    memories = {m.id: m for m in engine.list_memories(limit=10_000)}
+    ids = [*memories, "not-a-memory"]
+    inputs = store.score_inputs(ids)
+    assert set(inputs) == set(memories)
+    for memory_id, (importance, created_us, access_count) in inputs.items():
+        m = memories[memory_id]
+        assert (importance, access_count) == (m.importance, m.access_count)
+        assert from_micros(created_us) == m.created_at
+    found, importance_col, access_col = store.score_columns(ids)
+    assert [(memories[i].importance, memories[i].access_count) for i in found] == list(
+        zip(importance_col.tolist(), access_col.tolist(), strict=True)
+    )
+    assert store.created_at_of(ids) == {i: c for i, (_, c, _) in inputs.items()}
