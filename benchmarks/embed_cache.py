@@ -43,6 +43,14 @@ class CachingEmbedder:
             return np.stack([self.table[t] for t in texts]).astype(np.float32, copy=False)
 
 
+def vector_key(model: object) -> str:
+    """What a cache of `model`'s vectors is keyed by: its name, plus its precision when not fp32 (the int8
+    ONNX graph has the fp32 one's name but gives slightly different vectors)."""
+    name: str = model.name  # type: ignore[attr-defined]
+    precision = getattr(model, "precision", "fp32")
+    return name if precision == "fp32" else f"{name}/{precision}"
+
+
 def _key(texts: Sequence[str], model: str) -> str:
     digest = hashlib.sha256(model.encode())
     for t in texts:

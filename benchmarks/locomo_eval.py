@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import locomo, locomo_grid
-from benchmarks.embed_cache import CachingEmbedder, cached_vectors
+from benchmarks.embed_cache import CachingEmbedder, cached_vectors, vector_key
 from benchmarks.progress import bar, log
 from engine import MemoryEngine, build_request
 from engine.clock import ManualClock
@@ -101,7 +101,8 @@ def configs() -> list[EvalConfig]:
         EvalConfig(
             "lexical",
             {"strategies": ["lexical"], "scoring_weights": PURE_RELEVANCE},
-            "BM25 (SQLite FTS5, Porter) over each turn plus its +-2-turn same-session window, no model",
+            "BM25 (k1 0.7, b 0, over an FTS5 index, Porter) of each turn plus its +-2-turn same-session window"
+            " (with its date), no model",
             prefix=True,
         ),
         EvalConfig(
@@ -225,7 +226,7 @@ def run(
     # Every conversation's texts, even when a subset is run: one cache file serves full and partial runs.
     texts = [t.content for c in loaded for t in c.turns] + [q.question for c in loaded for q in c.questions]
     with bar("LoCoMo embeddings (cached in benchmarks/.cache)", len(set(texts))) as update:
-        table = cached_vectors("locomo", texts, model.encode, model.name, update)
+        table = cached_vectors("locomo", texts, model.encode, vector_key(model), update)
     embedder = CachingEmbedder(model, table)
     results = {c.name: ConfigResult(c) for c in cfgs}
     tune = [c for c in convs if c.sample_id in locomo.TUNE]

@@ -22,13 +22,14 @@ from engine.recall.presets import PRESETS, FusionSettings
 
 # The grid: similarity's weight is the unit, the other fusion settings vary around the preset.
 GRID: Mapping[str, tuple[float, ...]] = {
-    "similarity_window": (0.0, 0.5, 1.0, 1.5),
+    "similarity_window": (0.25, 0.5, 1.0),
     "lexical": (0.15, 0.3, 0.6),
-    "lexical_window": (0.5, 0.8, 1.1, 1.4),
-    "neighbour_weight": (0.0, 0.15, 0.3, 0.45),
+    "lexical_window": (0.5, 0.8, 1.1),
+    "entity_named": (0.0, 0.1, 0.2, 0.3),
+    "neighbour_weight": (0.0, 0.15),
     "episode_weight": (0.0, 0.1, 0.2),
 }
-WEIGHT_KEYS = ("similarity_window", "lexical", "lexical_window")
+WEIGHT_KEYS = ("similarity_window", "lexical", "lexical_window", "entity_named")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import corpus as corpus_mod
-from benchmarks.embed_cache import CachingEmbedder, cached_vectors
+from benchmarks.embed_cache import CachingEmbedder, cached_vectors, vector_key
 from benchmarks.machine import rss_mib
 from benchmarks.paths import REPO_ROOT
 from benchmarks.progress import bar, log
@@ -208,7 +208,7 @@ def run_size(n: int, model: Any, s: PerfSettings, work: Path) -> dict[str, Any]:
     log(f"[bold]size {n:,}[/bold]: generating the corpus")
     corp = corpus_mod.generate(n, s.seed)
     with bar(f"embeddings for {n:,} (cached in benchmarks/.cache)", n) as update:
-        table = cached_vectors(f"synthetic-n{n}-s{s.seed}", corp.texts(), model.encode, model.name, update)
+        table = cached_vectors(f"synthetic-n{n}-s{s.seed}", corp.texts(), model.encode, vector_key(model), update)
     caching = CachingEmbedder(model, table)
     data_dir = work / f"store-{n}"
     if data_dir.exists():

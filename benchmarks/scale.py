@@ -18,8 +18,8 @@ Embedding a million texts on a 2-core machine takes many hours, so the stores he
 Each size's reads are timed round-robin with the floor (embed the cue + one raw Chroma query) exactly as
 in `benchmarks.perf`; reopen is timed in fresh processes; disk is the data directory's size; RSS per
 memory is the growth of a fresh process's RSS when the store is opened, divided by its size.
-Before a size that is projected to miss `--budget-minutes` (from the previous size's build rate) the
-run stops and says so.
+A size that is projected not to fit in what is left of `--budget-minutes` (from the previous size's
+build rate) is replaced by the largest multiple of 50,000 that does, and the run says so.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import corpus as corpus_mod
-from benchmarks.embed_cache import cached_vectors
+from benchmarks.embed_cache import cached_vectors, vector_key
 from benchmarks.machine import describe
 from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display
 from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
@@ -52,6 +52,9 @@ from engine.embedding import create_embedder
 STRATEGIES = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
 PERTURBATION = 0.45  # noise norm relative to the unit base vector: cosine to the base about 0.91
 WRITE_CHUNK = 5000
+FIT_MARGIN = 0.8  # the build rate falls as the store grows: plan on 80% of the time left
+BUILD_SHARE = 0.75  # of a size's time, the share that goes to building (the rest: reopen and reads)
+FIT_STEP = 50_000  # a size run instead of one that does not fit is a multiple of this
 
 
 class PerturbedVectors:
@@ -209,7 +212,8 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--reopen-runs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--budget-minutes", type=float, default=60.0, help="skip a size projected to build longer")
+    parser.add_argument("--budget-minutes", type=float, default=60.0,
+                        help="time for the whole run: a size that would not fit is replaced by the largest that does")
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--save", action="store_true", help=f"write {display(RESULTS_DIR / 'scale.json')}")
     args = parser.parse_args()
@@ -221,7 +225,7 @@ def main() -> None:
     base = corpus_mod.generate(args.base, args.seed)
     base_texts = list(dict.fromkeys(base.texts()))
     log(f"base: {len(base_texts):,} distinct texts embedded for real (cached) and parsed for real (cached)")
-    vectors = cached_vectors(f"synthetic-n{args.base}-s{args.seed}", base.texts(), model.encode, model.name)
+    vectors = cached_vectors(f"synthetic-n{args.base}-s{args.seed}", base.texts(), model.encode, vector_key(model))
     structures = _base_structures(f"synthetic-n{args.base}-s{args.seed}", base_texts)
     model.encode(["warm up"])
 
@@ -231,16 +235,8 @@ def main() -> None:
     try:
         for n in sizes:
             if results:
-                rate = results[-1]["build_memories_per_s"]
-                projected = n / rate / 60.0
-                if projected > args.budget_minutes:
-                    note = (
-                        f"not run: at the {results[-1]['size']:,}-memory build rate ({rate:,.0f} memories/s) "
-                        f"{n:,} would take about {projected:.0f} min to build, over the "
-                        f"{args.budget_minutes:.0f}-min budget (--budget-minutes)"
-                    )
-                    log(note)
-                    skipped.append({"size": n, "projected_build_minutes": round(projected, 1), "note": note})
+                n = _size_that_fits(n, results[-1], args, started, skipped)
+                if n is None:
                     continue
             results.append(run_size(n, base, vectors, structures, model, args, work))
             r = results[-1]
@@ -251,6 +247,31 @@ def main() -> None:
         if args.work_dir is None:
             shutil.rmtree(work, ignore_errors=True)
     save(args, machine, started, results, skipped)
+
+
+def _size_that_fits(
+    n: int, previous: dict[str, Any], args: argparse.Namespace, started: float, skipped: list[dict[str, Any]]
+) -> int | None:
+    """`n`, or the largest round size above the previous one that the time left can build, or None.
+
+    The build rate falls as the store grows, so the projection uses the previous size's rate with a margin
+    (`FIT_MARGIN`); what is left of `--budget-minutes` after the sizes already run is the time available.
+    A size that does not fit is recorded in `skipped` with the reason."""
+    rate = previous["build_memories_per_s"]
+    left = args.budget_minutes - (time.perf_counter() - started) / 60.0
+    projected = n / rate / 60.0
+    if projected <= left * FIT_MARGIN * BUILD_SHARE:
+        return n
+    fits = int(rate * left * FIT_MARGIN * 60.0 * BUILD_SHARE) // FIT_STEP * FIT_STEP
+    note = (
+        f"not run: at the {previous['size']:,}-memory build rate ({rate:,.0f} memories/s) {n:,} would take about "
+        f"{projected:.0f} min to build, {left:.0f} min of the {args.budget_minutes:.0f}-min budget were left"
+    )
+    if fits > previous["size"]:
+        note += f"; ran {fits:,} instead, the largest size that fitted"
+    log(note)
+    skipped.append({"size": n, "projected_build_minutes": round(projected, 1), "note": note})
+    return fits if fits > previous["size"] else None
 
 
 def save(args: argparse.Namespace, machine: dict[str, Any], started: float, results: list[dict[str, Any]],

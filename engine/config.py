@@ -31,6 +31,9 @@ EMBEDDING_MODEL_ALIASES = {"minilm": DEFAULT_EMBEDDING_MODEL, "mpnet": MPNET_EMB
 EMBEDDING_MODEL_META_KEY = "embedding_model"
 EMBEDDING_DIMENSION_META_KEY = "embedding_dimension"
 EMBED_BATCH_SIZE = 64
+# A write of at least this many texts embeds them while spaCy extracts their structures on a side thread
+# (below it, the thread costs more than it saves).
+OVERLAP_MIN_TEXTS = 8
 # Backends: "onnx" (default: onnxruntime on a graph exported once from the bundled weights; no torch at run
 # time) or "torch" (sentence-transformers on torch). Both give the same vectors.
 EMBEDDING_BACKEND_ENV = "HEBBS_EMBEDDING_BACKEND"
@@ -44,6 +47,16 @@ MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
 ONNX_INTRA_OP_THREADS = 1
 ONNX_BATCH_WORKERS = 2
 ONNX_OPSET = 17
+# Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
+# quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
+# vectors close to fp32's but not equal: see docs/benchmarks.md "int8" for its measured LoCoMo cost).
+# Only the onnx backend has an int8 variant. The store records the model, not the precision: the two
+# precisions' vectors are close enough to be mixed in one store (cosine to fp32 checked at quantisation).
+EMBEDDING_PRECISION_ENV = "HEBBS_EMBEDDING_PRECISION"
+EMBEDDING_PRECISIONS = ("fp32", "int8")
+DEFAULT_EMBEDDING_PRECISION = "fp32"
+# A quantised graph whose vectors fall below this cosine to the fp32 graph's is not installed.
+MIN_INT8_COSINE = 0.97
 
 # --- memory limits -----------------------------------------------------------------------------------
 MAX_CONTENT_BYTES = 64 * 1024
@@ -128,6 +141,11 @@ def default_embedding_backend() -> str:
     return (os.environ.get(EMBEDDING_BACKEND_ENV) or DEFAULT_EMBEDDING_BACKEND).strip().lower()
 
 
+def default_embedding_precision() -> str:
+    """`HEBBS_EMBEDDING_PRECISION` (fp32|int8) if set, else fp32."""
+    return (os.environ.get(EMBEDDING_PRECISION_ENV) or DEFAULT_EMBEDDING_PRECISION).strip().lower()
+
+
 def model_cache_dir() -> Path:
     """`HEBBS_MODEL_CACHE` if set, else `$XDG_CACHE_HOME/hebbs/models` (default `~/.cache/hebbs/models`)."""
     env = os.environ.get(MODEL_CACHE_ENV)
@@ -165,10 +183,18 @@ def temporal_pool(top_k: int) -> int:
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
 WINDOW_RADIUS = 2
+# Conversation messages' windows start with the day they were said ("8 May 2023"; engine/store/fulltext.py).
+WINDOW_DATE_LINE = True
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
 # How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
 LEXICAL_POOL = 100
+# BM25 saturation (k1) and length normalisation (b) of the lexical tables (engine/store/fulltext.py). FTS5's
+# built-in bm25() fixes them at 1.2 / 0.75; these were chosen on LoCoMo's tuning half only
+# (benchmarks/locomo_eval.py, conv-26/30/41/42/43): short turns and windows want early saturation and no
+# length penalty.
+LEXICAL_BM25_K1 = 0.7
+LEXICAL_BM25_B = 0.0
 # Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
 LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from engine import config
+from engine import config, model_files
 from engine.errors import ModelLoadError, ValidationError
 from engine.model_files import max_seq_length, pad_token_id, resolve_model_path
 
@@ -86,10 +86,10 @@ def _load_sentence_transformer(path: Path) -> Any:
         raise ModelLoadError(f"could not load embedding model from {path}: {exc}") from exc
 
 
-def _load_onnx(path: Path, cache_dir: Path | None) -> _OnnxModel:
+def _load_onnx(path: Path, cache_dir: Path | None, precision: str) -> _OnnxModel:
     from engine.onnx_export import ensure_exported
 
-    graph = ensure_exported(str(path), cache_dir)
+    graph = ensure_exported(str(path), cache_dir, precision)
     try:
         return _OnnxModel(path, graph)
     except Exception as exc:  # surface any loader failure as one readable error
@@ -168,6 +168,7 @@ class OnnxEmbedder:
 
     The graph (encoder + pooling + normalisation) is exported from the model's own weights by
     `engine.onnx_export` into the model cache (`HEBBS_MODEL_CACHE`), at `make setup` or here on first use.
+    `precision` int8 (default `HEBBS_EMBEDDING_PRECISION`, else fp32) runs its dynamically quantised copy.
     A single cue runs on one thread; large batches are split by length into sub-batches that run
     concurrently on `config.ONNX_BATCH_WORKERS` threads.
     """
@@ -175,9 +176,14 @@ class OnnxEmbedder:
     backend = "onnx"
 
     def __init__(
-        self, model: str | None = None, batch_size: int = config.EMBED_BATCH_SIZE, cache_dir: Path | None = None
+        self,
+        model: str | None = None,
+        batch_size: int = config.EMBED_BATCH_SIZE,
+        cache_dir: Path | None = None,
+        precision: str | None = None,
     ) -> None:
         self.name = config.canonical_model_name(model) if model else config.default_embedding_model()
+        self.precision = model_files.precision(precision)
         self.batch_size = batch_size
         self.cache_dir = cache_dir
         self._model: _OnnxModel | None = None
@@ -186,7 +192,9 @@ class OnnxEmbedder:
     def _load(self) -> _OnnxModel:
         if self._model is None:
             path = resolve_model_path(self.name)
-            self._model = _shared_model(self.backend, path, lambda: _load_onnx(path, self.cache_dir))
+            self._model = _shared_model(
+                f"{self.backend}/{self.precision}", path, lambda: _load_onnx(path, self.cache_dir, self.precision)
+            )
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

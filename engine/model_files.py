@@ -11,9 +11,10 @@ import json
 from pathlib import Path
 
 from engine import config
-from engine.errors import ModelLoadError
+from engine.errors import ModelLoadError, ValidationError
 
 ONNX_FILENAME = "model.onnx"
+INT8_FILENAME = "model.int8.onnx"
 # Bump when the exported graph changes shape or meaning (inputs, pooling, normalisation), so old caches
 # are not reused.
 EXPORT_FORMAT = 1
@@ -44,6 +45,17 @@ def resolve_model_path(name_or_path: str) -> Path:
     )
 
 
+def precision(value: str | None = None) -> str:
+    """The ONNX graph's weight precision: `value`, else `HEBBS_EMBEDDING_PRECISION`, else fp32; checked."""
+    chosen = (value or config.default_embedding_precision()).strip().lower()
+    if chosen not in config.EMBEDDING_PRECISIONS:
+        raise ValidationError(
+            f"unknown embedding precision {chosen!r} (from {config.EMBEDDING_PRECISION_ENV}?): "
+            f"choose one of {', '.join(config.EMBEDDING_PRECISIONS)}"
+        )
+    return chosen
+
+
 def weights_file(model_dir: Path) -> Path:
     for name in ("model.safetensors", "pytorch_model.bin"):
         if (model_dir / name).is_file():
@@ -72,10 +84,11 @@ def fingerprint(model_dir: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def onnx_path(model_dir: Path, cache_dir: Path | None = None) -> Path:
-    """Where the graph exported from `model_dir` is cached."""
+def onnx_path(model_dir: Path, cache_dir: Path | None = None, precision: str = "fp32") -> Path:
+    """Where the graph exported from `model_dir` is cached (`precision` int8: its quantised variant, beside it)."""
     root = cache_dir if cache_dir is not None else config.model_cache_dir()
-    return root / f"{model_dir.name}-{fingerprint(model_dir)}" / ONNX_FILENAME
+    name = INT8_FILENAME if precision == "int8" else ONNX_FILENAME
+    return root / f"{model_dir.name}-{fingerprint(model_dir)}" / name
 
 
 def pad_token_id(model_dir: Path) -> int:

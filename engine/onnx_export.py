@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import logging
 import os
 import tempfile
 import warnings
@@ -30,22 +31,28 @@ _CHECK_TEXTS = ("The graph agrees with torch.", "a", "Caroline went to the LGBTQ
 MIN_CHECK_COSINE = 0.99999
 
 
-def ensure_exported(model: str | None = None, cache_dir: Path | None = None) -> Path:
-    """The cached graph for `model` (default: the configured model), exporting it first if missing.
+def ensure_exported(model: str | None = None, cache_dir: Path | None = None, precision: str | None = None) -> Path:
+    """The cached graph for `model` (default: the configured model) at `precision` (default: the configured
+    one), exporting it first if missing; the int8 graph is quantised from the fp32 one.
 
     Concurrent callers (pytest workers, two CLI commands) wait on a file lock; only one exports.
     """
+    chosen = model_files.precision(precision)
     model_dir = model_files.resolve_model_path(model or config.default_embedding_model())
-    target = model_files.onnx_path(model_dir, cache_dir)
+    target = model_files.onnx_path(model_dir, cache_dir, chosen)
     if target.is_file():
         return target
+    source = ensure_exported(str(model_dir), cache_dir, "fp32") if chosen == "int8" else None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
     with _locked(target.parent / ".export.lock"):
         if not target.is_file():
-            _export(model_dir, target)
+            if source is not None:
+                _quantise(model_dir, source, target)
+            else:
+                _export(model_dir, target)
     return target
 
 
@@ -110,6 +117,61 @@ def _export(model_dir: Path, target: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _quantise(model_dir: Path, source: Path, target: Path) -> None:
+    """Dynamic int8 quantisation of the fp32 graph's weights (activations stay float, quantised per run by
+    onnxruntime): no calibration data, nothing downloaded. Checked against the fp32 graph before install."""
+    try:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+    except ImportError as exc:
+        raise ModelLoadError(f"int8 quantisation needs onnxruntime's quantization tools and `onnx`: {exc}") from exc
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".quantise-", suffix=".onnx")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        previous = logging.root.manager.disable
+        logging.disable(logging.WARNING)  # "consider pre-processing": advice for calibrated static quantisation
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # Per-channel weights keep the vectors closer to fp32 at no cost in speed.
+                quantize_dynamic(source, tmp, weight_type=QuantType.QInt8, per_channel=True)
+        finally:
+            logging.disable(previous)
+        cosine = agreement(model_dir, source, tmp)
+        if cosine < config.MIN_INT8_COSINE:
+            raise ModelLoadError(
+                f"the int8 graph disagrees with fp32 (cosine {cosine:.4f} < {config.MIN_INT8_COSINE}); not installed"
+            )
+        os.replace(tmp, target)
+    except ModelLoadError:
+        raise
+    except Exception as exc:
+        raise ModelLoadError(f"could not quantise {source} to int8: {exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def agreement(model_dir: Path, reference: Path, candidate: Path) -> float:
+    """The lowest cosine between two graphs' vectors for the check texts, as one padded batch."""
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer.enable_padding()
+    encodings = tokenizer.encode_batch(list(_CHECK_TEXTS))
+    feeds = {
+        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
+        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
+        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+    }
+    out = []
+    for graph in (reference, candidate):
+        session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+        names = {i.name for i in session.get_inputs()}
+        out.append(session.run([OUTPUT_NAME], {k: v for k, v in feeds.items() if k in names})[0])
+    return float(np.min(np.sum(out[0] * out[1], axis=1)))
+
+
 def _pooled_module(encoder: Any, mode: str) -> Any:
     import torch
 
@@ -162,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Export the embedding model to ONNX once (idempotent).")
     parser.add_argument("--model", default=None, help="bundled model name or local model directory")
     parser.add_argument("--cache-dir", type=Path, default=None, help=f"default: ${config.MODEL_CACHE_ENV}")
+    parser.add_argument("--precision", choices=config.EMBEDDING_PRECISIONS, default=None,
+                        help=f"default: ${config.EMBEDDING_PRECISION_ENV}, else fp32 (int8 also exports fp32)")
     args = parser.parse_args(argv)
-    print(ensure_exported(args.model, args.cache_dir))
+    print(ensure_exported(args.model, args.cache_dir, args.precision))
     return 0
 
 

@@ -304,6 +304,10 @@ _CLAUSE_CUES: list[tuple[tuple[str, ...], str]] = sorted(
     }.items() for c in cues],
     key=lambda x: -len(x[0]),
 )
+# The same cues by first word, longest first: a token is compared only with the cues it could open.
+_CUES_BY_FIRST: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+for _cue, _kind in _CLAUSE_CUES:
+    _CUES_BY_FIRST.setdefault(_cue[0], []).append((_cue, _kind))
 _AMBIGUOUS = {"as", "since", "so", "when", "after", "before", "then", "and", "but", "yet", "while", "once",
               "next", "later", "soon", "until", "till", "following", "finally", "eventually", "if"}
 
@@ -314,15 +318,15 @@ def _segments(b: _Builder, sent: Span) -> list[tuple[str, int, int]]:
     cuts: list[tuple[int, str]] = []
     i = 0
     while i < len(sent):
-        tok = sent[i]
         found = None
-        for cue, kind in _CLAUSE_CUES:
+        for cue, kind in _CUES_BY_FIRST.get(words[i], ()):
             if tuple(words[i:i + len(cue)]) == cue:
                 found = (cue, kind)
                 break
         if found is None:
             i += 1
             continue
+        tok = sent[i]
         cue, kind = found
         nxt = sent[i + len(cue)] if i + len(cue) < len(sent) else None
         ok = nxt is not None and nxt.lower_ != "of" or cue[-1] == "this" or cue[-1] == "that"

@@ -5,7 +5,8 @@
 2. Signals: similarity brings two, the exact cosine of the cue and each candidate's stored embedding,
    and the cue's cosine with the candidate's window vector (the mean of its own and its same-episode
    neighbours' embeddings: a turn that only makes sense beside its neighbours). Lexical brings two
-   (BM25 of the memory's own text and of its context window; no match is 0); temporal, causal and
+   (BM25 of the memory's own text and of its context window; no match is 0) and, where weighted,
+   `entity_named` (the cue names the candidate's entity, e.g. a message's speaker); temporal, causal and
    analogical bring their relevance. Causal and temporal hits must earn their place through
    the cue: their relevance is multiplied by the cue's similarity to them (being near the seed is not
    relevance). A candidate a strategy did not return gets that signal's lowest observed value.
@@ -26,13 +27,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.models import Strategy, StrategyDetail
+from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
+from engine.store.records import NO_EPISODE, FusionRow
 
 _SIGNALS_OF = {
     Strategy.SIMILARITY: ("similarity", "similarity_window"),
     Strategy.LEXICAL: ("lexical", "lexical_window"),
 }
+# Signals of the candidate rather than of one strategy's hit: shown in each of its strategies' details.
+_SHARED_SIGNALS = ("entity_named",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,20 @@ def _signals(
     return signals
 
 
+def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[str, float]:
+    """1 for a candidate whose entity (a conversation message's speaker, a document's subject) the cue
+    names by any word of the entity's name, else 0: "What did Melanie read?" favours what Melanie said over
+    what was said to her, while lexical BM25 barely weighs a name that is in half the memories."""
+    words = set(terms(inp.request.cue))
+    if not words:
+        return {}
+    named = {}
+    for memory_id, entity in entities.items():
+        if entity is not None and set(terms(entity.replace("_", " "))) & words:
+            named[memory_id] = 1.0
+    return named
+
+
 def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
     """Ragged index lists as one matrix, short rows filled with `pad` (at least one column)."""
     width = max(1, max((len(r) for r in rows), default=0))
@@ -74,38 +93,37 @@ def _cosines(
     inp: RecallInputs,
     pool: Sequence[str],
     adjacent: Mapping[str, set[str]],
-    live: Mapping[str, tuple[object, ...]],
+    rows: Mapping[str, FusionRow],
     windows: bool,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
-    vector: the sum of its own and its same-episode followed_by neighbours' embeddings. Both are read
-    from the record store at recall time, so they follow every write and forget like the text windows."""
+    vector: the sum of its own and its same-episode followed_by neighbours' embeddings. Both come from the
+    record store at recall time (`rows`: episode key and embedding of the pool and, for windows, of the
+    pool's neighbours), so they follow every write and forget like the text windows."""
     cue = inp.cue_embedding
     if cue is None:
         return {}, {}
-    keys = dict(live)
     outside: list[str] = []
     if windows:
-        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in keys} - inp.excluded)
-        keys.update(inp.store.episode_keys(outside) if outside else {})
-    stored = inp.store.embeddings([*pool, *(n for n in outside if n in keys)])
-    ids = [i for i in dict.fromkeys([*pool, *outside]) if i in stored]
+        members = set(pool)
+        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)
+    ids = [i for i in dict.fromkeys([*pool, *outside]) if i in rows]
     if not ids:
         return {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    matrix = np.stack([stored[i] for i in ids]).astype(np.float32, copy=False)
+    matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
     if not windows:
         return cosine, {}
     mine = [i for i in pool if i in row]
-    members = _padded(
-        [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and keys.get(n) == keys[i])] for i in mine],
+    members_of = _padded(
+        [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and rows[n][0] == rows[i][0])] for i in mine],
         len(ids),
     )
-    summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members].sum(axis=1)
+    summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members_of].sum(axis=1)
     norms = np.linalg.norm(summed, axis=1)
-    dots = np.append(cos, 0.0)[members].sum(axis=1)
+    dots = np.append(cos, 0.0)[members_of].sum(axis=1)
     window = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
     return cosine, dict(zip(mine, window.tolist(), strict=True))
 
@@ -167,9 +185,12 @@ EMPTY_FRAME = FusionFrame((), (), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((
                           np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
 
 
-def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: bool = True) -> FusionFrame:
+def frame(
+    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: bool = True, entities: bool = True
+) -> FusionFrame:
     """The pool (every hit plus its followed_by neighbours, minus anything forgotten) and its z-scores.
-    `windows`: compute the window similarity signal (skipped when its weight is 0)."""
+    `windows`: compute the window similarity signal; `entities`: the entity-named signal (each is skipped
+    when its weight is 0)."""
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
@@ -179,18 +200,27 @@ def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: b
         for i, linked in inp.store.followed_by_neighbours(extra).items():
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
-    live = inp.store.episode_keys(pool)  # also drops anything forgotten meanwhile
-    pool = [i for i in pool if i in live]
+    windows = windows and Strategy.SIMILARITY in hit_lists
+    wanted = pool
+    if windows and inp.cue_embedding is not None:  # the window vectors need the pool's neighbours too
+        members = set(pool)
+        wanted = [*pool, *sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)]
+    # One read for every candidate: episode key and embedding (also drops anything forgotten meanwhile).
+    rows = inp.rows(wanted)
+    pool = [i for i in pool if i in rows]
     if not pool:
         return EMPTY_FRAME
-    windows = windows and Strategy.SIMILARITY in hit_lists
-    cosine, window_cosine = _cosines(inp, pool, adjacent, live, windows)
+    live = {i: rows[i][0] for i in pool}
+    cosine, window_cosine = _cosines(inp, pool, adjacent, rows, windows)
     signals = _signals(hit_lists, cosine, window_cosine)
+    if entities and Strategy.LEXICAL in hit_lists:
+        signals["entity_named"] = entity_named(inp, {i: rows[i].entity_id for i in pool})
     names = tuple(signals)
     columns = []
     for name in names:
         values = signals[name]
-        missing = 0.0 if name.startswith("lexical") or not values else min(values.values())
+        absent_is_zero = name.startswith("lexical") or name == "entity_named"
+        missing = 0.0 if absent_is_zero or not values else min(values.values())
         columns.append(np.array([values.get(i, missing) for i in pool], dtype=np.float64))
     raw = np.column_stack(columns) if columns else np.zeros((len(pool), 0))
     z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
@@ -200,7 +230,7 @@ def frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: b
     )
     episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
     group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
-    grouped = np.array([any(v != "null" for v in live[i]) for i in pool], dtype=bool)
+    grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
     by_id = np.argsort(np.argsort(np.array(pool)))
     return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped, by_id)
 
@@ -209,7 +239,8 @@ def fuse(
     inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
 ) -> list[Fused]:
     """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
-    table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0)
+    table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0,
+                  entities=settings.weight("entity_named") > 0)
     if not table.pool:
         return []
     smoothed = table.scores(settings)
@@ -217,7 +248,8 @@ def fuse(
     row = {table.pool[n]: n for n in kept}
     details: dict[str, list[StrategyDetail]] = {}
     for strategy, hits in hit_lists.items():
-        names = [s for s in _SIGNALS_OF.get(strategy, (strategy.value,)) if s in table.signals]
+        own = _SIGNALS_OF.get(strategy, (strategy.value,))
+        names = [s for s in (*own, *_SHARED_SIGNALS) if s in table.signals]
         for h in hits:
             n = row.get(h.id)
             if n is None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from engine import config
 from engine.models import RecallResult, Strategy, StrategyDetail
-from engine.recall.lexical_query import match_expression
+from engine.recall.lexical_query import match_expression, terms
 from engine.recall.strategies import Hit, RecallInputs
 from engine.store.records import RecordStore
 
@@ -23,11 +23,11 @@ _MARKED = re.compile(r"\[([^\]]+)\]")
 
 def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dict[str, float]]:
     """(memory BM25 by id, window BM25 by id) for the cue's best `pool` matches each."""
-    match = match_expression(inp.request.cue)
-    if match is None:
+    words = terms(inp.request.cue)
+    if not words:
         return {}, {}
-    own = {i: score for i, score in inp.store.lexical_search("memory_text", match, pool) if i not in inp.excluded}
-    window = {i: score for i, score in inp.store.lexical_search("window_text", match, pool) if i not in inp.excluded}
+    own = {i: score for i, score in inp.store.lexical_search("memory_text", words, pool) if i not in inp.excluded}
+    window = {i: score for i, score in inp.store.lexical_search("window_text", words, pool) if i not in inp.excluded}
     return own, window
 
 

@@ -14,10 +14,11 @@ from types import MappingProxyType
 from engine.models import Strategy
 
 # Fused signals: each strategy's relevance, except similarity and lexical, which bring two each (the memory
-# itself, its context window).
-SIGNALS = ("similarity", "similarity_window", "lexical", "lexical_window", "temporal", "causal", "analogical")
+# itself, its context window); lexical also brings `entity_named` (the cue names the memory's entity).
+SIGNALS = ("similarity", "similarity_window", "lexical", "lexical_window", "entity_named", "temporal", "causal",
+           "analogical")
 # Signals that count only where a preset or request gives them a weight; every other one weighs 1 by default.
-OPT_IN_SIGNALS = frozenset({"similarity_window"})
+OPT_IN_SIGNALS = frozenset({"similarity_window", "entity_named"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +71,10 @@ RECOMMENDED = RecallPreset(
     # benchmarks/locomo_grid.py by mean R@5/10/25/50 (its table: benchmarks/results/locomo.json, fusion_grid).
     FusionSettings(
         weights=MappingProxyType(
-            {"similarity": 1.0, "similarity_window": 0.5, "lexical": 0.3, "lexical_window": 0.8}
+            {"similarity": 1.0, "similarity_window": 0.25, "lexical": 0.3, "lexical_window": 0.8,
+             "entity_named": 0.3}
         ),
-        neighbour_weight=0.0,
+        neighbour_weight=0.15,
         episode_weight=0.1,
         exact_search=True,
     ),

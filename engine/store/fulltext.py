@@ -5,7 +5,13 @@ Two tables, both with Porter stemming:
 - `window_text`: each memory's context window, its content together with its neighbours in the same
   episode (memories linked by `followed_by` within `config.WINDOW_RADIUS` steps whose context names the
   same conversation, session or document), in time order. A turn that only makes sense beside its
-  neighbours ("yes, last Tuesday") is still found by the words around it.
+  neighbours ("yes, last Tuesday") is still found by the words around it. A conversation message's window
+  starts with the day it was said ("8 May 2023"), so a cue that names the month or year matches it.
+
+Ranking is Okapi BM25 computed here (`bm25`) with the saturation and length normalisation of
+`config.LEXICAL_BM25_K1` / `LEXICAL_BM25_B` (FTS5's built-in bm25() fixes them at 1.2 / 0.75): FTS5 keeps
+the inverted index, temp-schema fts5vocab views give each row's term counts and each term's row count, and
+FTS5's own size records give row lengths, so nothing extra is stored and the scores follow every write.
 
 The record store calls these functions with its open cursor, so the text index can never disagree with
 the memories it indexes: a crash rolls both back together. A store written before this index existed is
@@ -15,14 +21,16 @@ filled on open (`rebuild`). Revisions are history and are not indexed.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from engine import config
 from engine.models import EdgeType, MemoryKind
 
-VERSION = "1"
+VERSION = "2"  # 2: BM25 views; conversation windows carry their date line
 META_KEY = "fulltext_version"
 
 SCHEMA = """
@@ -88,37 +96,67 @@ def followed_by(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, set[str]]:
     return adjacent
 
 
-def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int) -> set[str]:
+class Links:
+    """`followed_by` adjacency fetched on demand and kept for one transaction: a window refresh walks the
+    same neighbourhood more than once (who is affected, then each affected memory's window), and a bulk
+    `add_edges` of a long chain would otherwise query every link several times."""
+
+    def __init__(self, cur: sqlite3.Cursor) -> None:
+        self.cur = cur
+        self.adjacent: dict[str, set[str]] = {}  # complete neighbour sets of the memories fetched so far
+
+    def of(self, ids: Iterable[str]) -> dict[str, set[str]]:
+        missing = [i for i in set(ids) if i not in self.adjacent]
+        if missing:
+            found = followed_by(self.cur, missing)
+            for i in missing:
+                self.adjacent[i] = found.get(i, set())
+        return self.adjacent
+
+
+def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int, links: Links | None = None) -> set[str]:
     """The memories within `radius` followed_by steps of the given ones (themselves included)."""
+    links = links or Links(cur)
     reached = set(ids)
     frontier = set(reached)
     for _ in range(radius):
-        adjacent = followed_by(cur, frontier)
-        frontier = {n for i in frontier for n in adjacent.get(i, ())} - reached
+        if not frontier:
+            break
+        adjacent = links.of(frontier)
+        frontier = {n for i in frontier for n in adjacent[i]} - reached
         reached |= frontier
     return reached
 
 
-def windows(cur: sqlite3.Cursor, ids: Sequence[str]) -> dict[str, list[str]]:
+def windows(cur: sqlite3.Cursor, ids: Sequence[str], links: Links | None = None) -> dict[str, list[str]]:
     """Each memory's window: itself and its same-episode followed_by neighbours, in time order."""
+    return _windows(cur, ids, links or Links(cur))[0]
+
+
+def _windows(
+    cur: sqlite3.Cursor, ids: Sequence[str], links: Links
+) -> tuple[dict[str, list[str]], dict[str, tuple[str, int, dict[str, Any]]]]:
+    """`windows` and the texts of every memory in them."""
     radius = config.WINDOW_RADIUS
-    area = _within(cur, ids, radius)
+    area = _within(cur, ids, radius, links)
     texts = _texts(cur, sorted(area))
-    adjacent = followed_by(cur, area)
+    keys = {i: episode_key(t[2]) for i, t in texts.items()}
+    # `_within` fetched the links of every memory closer than `radius` to one of `ids`: all a window needs.
+    adjacent = links.adjacent
     out: dict[str, list[str]] = {}
     for i in ids:
         if i not in texts:
             continue
-        key = episode_key(texts[i][2])
+        key = keys[i]
         members, frontier = {i}, {i}
         for _ in range(radius):
             frontier = {
                 n for m in frontier for n in adjacent.get(m, ())
-                if n in texts and n not in members and episode_key(texts[n][2]) == key
+                if n in texts and n not in members and keys[n] == key
             }
             members |= frontier
         out[i] = sorted(members, key=lambda m: (texts[m][1], m))
-    return out
+    return out, texts
 
 
 def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
@@ -134,27 +172,81 @@ def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
     cur.executemany(
         "INSERT INTO memory_text (rowid, body) VALUES (?, ?)", [(rowids[i], texts[i][0]) for i in live]
     )
-    refresh_windows(cur, _within(cur, live, config.WINDOW_RADIUS))
+    links = Links(cur)
+    refresh_windows(cur, _within(cur, live, config.WINDOW_RADIUS, links), links)
 
 
-def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str]) -> None:
-    """Recompute the window rows of the given memories (after their neighbourhood changed)."""
+def index_new(
+    cur: sqlite3.Cursor, contents: Sequence[tuple[str, str, int, dict[str, Any]]], linked: Iterable[str]
+) -> None:
+    """Text rows of memories inserted in this transaction: (id, content, created_at in microseconds,
+    context) of each (revisions left out).
+
+    Same rows as `index`, written straight from the contents in hand: a new memory can only have the
+    edges of its own transaction, so one that no `followed_by` edge of it touches (`linked`: the ends of
+    those edges) is its whole window. The linked ones, and the windows around them, go through the general
+    refresh. Falls back to `index` if any id already has text rows (nothing to assume then)."""
+    ids = [c[0] for c in contents]
+    if not ids:
+        return
+    if _rowids(cur, ids, create=False):
+        index(cur, ids)
+        return
+    # Fresh row numbers above any in use (an FTS5 table answers ORDER BY rowid DESC without a scan).
+    start = 1 + max(
+        (row[0] for table in ("fulltext_rows", *TABLES)
+         for row in cur.execute(f"SELECT rowid FROM {table} ORDER BY rowid DESC LIMIT 1")),
+        default=0,
+    )
+    rows = [(start + n, c) for n, c in enumerate(contents)]
+    cur.executemany("INSERT INTO fulltext_rows (rowid, id) VALUES (?, ?)", [(r, c[0]) for r, c in rows])
+    cur.executemany("INSERT INTO memory_text (rowid, body) VALUES (?, ?)", [(r, c[1]) for r, c in rows])
+    linked = set(linked)
+    cur.executemany(
+        "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
+        [(r, _window_body({i: (text, at, context)}, i, [i])) for r, (i, text, at, context) in rows if i not in linked],
+    )
+    touched = [i for i in ids if i in linked]
+    if touched:
+        links = Links(cur)
+        refresh_windows(cur, _within(cur, touched, config.WINDOW_RADIUS, links), links)
+
+
+def date_line(created_at: int, context: dict[str, Any]) -> str:
+    """The day a conversation message was said, written out ("8 May 2023"), for its window: a cue that
+    names the month or year of a chat then matches it. Empty for other memories, whose creation time is
+    when they were stored, not when their content happened."""
+    if not config.WINDOW_DATE_LINE or "conversation" not in context:
+        return ""
+    day = datetime.fromtimestamp(created_at / 1_000_000, UTC)
+    return f"{day.day} {day:%B %Y}"
+
+
+def _window_body(texts: dict[str, tuple[str, int, dict[str, Any]]], memory_id: str, members: list[str]) -> str:
+    _, created_at, context = texts[memory_id]
+    lines = [texts[m][0] for m in members]
+    date = date_line(created_at, context)
+    return "\n".join([date, *lines] if date else lines)
+
+
+def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str], links: Links | None = None) -> None:
+    """Recompute the window rows of the given memories (after their neighbourhood changed); `links`: the
+    adjacency this transaction already fetched, if any."""
     ids = sorted(set(ids))
     if not ids:
         return
-    members = windows(cur, ids)
-    texts = _texts(cur, sorted({m for ms in members.values() for m in ms}))
+    members, texts = _windows(cur, ids, links or Links(cur))
     rowids = _rowids(cur, list(members), create=True)
     cur.executemany("DELETE FROM window_text WHERE rowid = ?", [(rowids[i],) for i in members])
     cur.executemany(
         "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
-        [(rowids[i], "\n".join(texts[m][0] for m in ms)) for i, ms in members.items()],
+        [(rowids[i], _window_body(texts, i, ms)) for i, ms in members.items()],
     )
 
 
-def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str]) -> set[str]:
+def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str], links: Links | None = None) -> set[str]:
     """The memories whose windows may include the given ones: call before deleting them."""
-    return _within(cur, ids, config.WINDOW_RADIUS) - set(ids)
+    return _within(cur, ids, config.WINDOW_RADIUS, links) - set(ids)
 
 
 def remove(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
@@ -181,18 +273,109 @@ def rebuild(cur: sqlite3.Cursor) -> None:
         index(cur, list(chunk))
 
 
-def search(cur: sqlite3.Cursor, table: str, match: str, limit: int) -> list[tuple[str, float]]:
-    """(memory id, BM25 score (higher is better)) of the best `limit` rows of `table` for an FTS5 MATCH
-    expression. No highlight() here: marking matched words costs more than ranking, so only the memories
-    a recall returns are marked (`marks`)."""
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers (big-endian 7-bit groups, the high bit says another byte follows;
+    a ninth byte carries 8 bits), as FTS5 writes its row counts and document sizes."""
+    out, value, count = [], 0, 0
+    for byte in blob:
+        count += 1
+        if count == 9:
+            out.append((value << 8) | byte)
+            value, count = 0, 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+        else:
+            out.append((value << 7) | byte)
+            value, count = 0, 0
+    return out
+
+
+def _first_varint(blob: bytes | None) -> int:
+    """The first integer of a blob of varints (a one-column table's document size); 0 for none."""
+    values = _varints(blob or b"")
+    return values[0] if values else 0
+
+
+def prepare(conn: sqlite3.Connection) -> None:
+    """What BM25 scoring needs on a connection: the `fts_size` SQL function (a document's length from
+    FTS5's size record). The vocabulary views are created on first use (`_views`), in the temp schema, so
+    read-only stores work too."""
+    conn.create_function("fts_size", 1, _first_varint, deterministic=True)
+
+
+def _views(cur: sqlite3.Cursor) -> None:
+    """Temp-schema fts5vocab views over each table (terms per document, documents per term) and a scratch
+    table with the same tokenizer that turns cue words into the index's stemmed terms."""
+    create = "CREATE VIRTUAL TABLE IF NOT EXISTS temp"
+    cur.execute(f"{create}.cue_terms USING fts5(body, tokenize='porter unicode61')")
+    cur.execute(f"{create}.cue_terms_instance USING fts5vocab(temp, cue_terms, instance)")
+    for table in TABLES:
+        cur.execute(f"{create}.{table}_instance USING fts5vocab(main, {table}, instance)")
+        cur.execute(f"{create}.{table}_row USING fts5vocab(main, {table}, row)")
+
+
+def stems(cur: sqlite3.Cursor, words: Sequence[str]) -> list[str]:
+    """The index terms of the given words (Porter stems, as the tables' own tokenizer makes them), in order,
+    without repeats. Computed by SQLite's tokenizer itself, so a cue and the index can never disagree."""
+    _views(cur)
+    cur.execute("DELETE FROM temp.cue_terms")
+    cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(words, start=1)))
+    rows = list(cur.execute("SELECT doc, offset, term FROM temp.cue_terms_instance ORDER BY doc, offset"))
+    cur.execute("DELETE FROM temp.cue_terms")
+    return list(dict.fromkeys(r[2] for r in rows))
+
+
+def totals(cur: sqlite3.Cursor, table: str) -> tuple[int, float]:
+    """(rows, mean length in tokens) of a table, read from FTS5's own averages record (no scan)."""
+    row = cur.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    values = _varints(row[0]) if row else []
+    if len(values) < 2 or values[0] == 0:
+        return 0, 0.0
+    return values[0], values[1] / values[0]
+
+
+def idf(rows: int, containing: int) -> float:
+    """Lucene's BM25 idf, log(1 + (N - n + 0.5) / (n + 0.5)): positive even for a term in most rows."""
+    return math.log(1.0 + (rows - containing + 0.5) / (containing + 0.5))
+
+
+def bm25(
+    cur: sqlite3.Cursor, table: str, words: Sequence[str], limit: int, k1: float, b: float
+) -> list[tuple[str, float]]:
+    """(memory id, BM25 score) of the best `limit` rows of `table` holding any of the words, best first.
+
+    Okapi BM25 with the given saturation `k1` and length normalisation `b` (FTS5's built-in bm25() fixes
+    them at 1.2 and 0.75): sum over the cue's distinct terms of idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b *
+    length / mean length)). Term counts per row come from an fts5vocab view, document frequencies and the
+    row count from FTS5's own records, so the scores follow every write and forget of the table."""
     assert table in TABLES
-    rows = cur.execute(
-        f"SELECT f.id, -bm25({table}) FROM {table}"
-        f" JOIN fulltext_rows f ON f.rowid = {table}.rowid"
-        f" WHERE {table} MATCH ? ORDER BY bm25({table}) LIMIT ?",
-        (match, limit),
+    terms = stems(cur, words)
+    rows, mean_length = totals(cur, table)
+    if not terms or rows == 0:
+        return []
+    df = dict(cur.execute(
+        f"SELECT term, doc FROM temp.{table}_row WHERE term IN ({_marks(len(terms))})", terms
+    ).fetchall())
+    weights = [(t, idf(rows, int(df[t]))) for t in terms if df.get(t)]
+    if not weights:
+        return []
+    values = ",".join("(?, ?)" for _ in weights)
+    if b == 0.0:
+        norm, join = "?", ""
+        args: list[Any] = [k1]
+    else:
+        norm = "? * (1.0 - ? + ? * fts_size(d.sz) / ?)"
+        join = f" JOIN {table}_docsize d ON d.id = tf.doc"
+        args = [k1, b, b, mean_length]
+    sql = (
+        f"WITH q(term, w) AS (VALUES {values}),"
+        f" tf AS (SELECT v.doc AS doc, q.w AS w, count(*) AS n FROM q JOIN temp.{table}_instance v"
+        f" ON v.term = q.term GROUP BY v.term, v.doc)"
+        f" SELECT f.id, sum(tf.w * tf.n * ? / (tf.n + {norm})) AS s FROM tf{join}"
+        f" JOIN fulltext_rows f ON f.rowid = tf.doc GROUP BY tf.doc ORDER BY s DESC, f.id LIMIT ?"
     )
-    return [(r[0], float(r[1])) for r in rows]
+    params = [x for pair in weights for x in pair] + [k1 + 1.0, *args, limit]
+    return [(r[0], float(r[1])) for r in cur.execute(sql, params)]
 
 
 def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]:

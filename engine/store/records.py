@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -28,6 +28,8 @@ from engine.store import fulltext
 SCHEMA_VERSION = 1
 # Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
 ERASE_PENDING = "vector_erase_pending"
+# `fusion_rows`' episode key of a memory whose context names no episode (SQLite's JSON array of nulls).
+NO_EPISODE = "[" + ",".join("null" for _ in config.EPISODE_KEYS) + "]"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,8 +48,16 @@ CREATE TABLE IF NOT EXISTS memories (
     embedding BLOB NOT NULL,
     vector_synced INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS memories_entity_time ON memories (entity_id, created_at);
+-- Opening a store reads the timeline (entity, time, id of every memory) and the revision ids: both from small
+-- indexes, not from the table, whose rows carry the embedding and structure (about 7 KiB a memory).
+-- memories_timeline replaces memories_entity_time (same order, plus the id).
+DROP INDEX IF EXISTS memories_entity_time;
+CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
+CREATE INDEX IF NOT EXISTS memories_revisions ON memories (id) WHERE kind = 'revision';
 CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
+-- What ranking reads of a candidate (score_inputs, score_columns, created_at_of), covered by an index:
+-- a few dozen entries per page instead of one table row (embedding included) per page.
+CREATE UNIQUE INDEX IF NOT EXISTS memories_scores ON memories (id, importance, created_at, access_count);
 CREATE TABLE IF NOT EXISTS edges (
     source TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     target TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
@@ -105,6 +115,14 @@ class MemoryRecord:
     structure: dict[str, Any]
 
 
+class FusionRow(NamedTuple):
+    """What a fused recall reads of one candidate (`RecordStore.fusion_rows`)."""
+
+    episode: str  # the JSON array of its context's episode keys; NO_EPISODE when it names none
+    embedding: np.ndarray | None  # None when not asked for
+    entity_id: str | None
+
+
 class RecordStore:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -112,12 +130,16 @@ class RecordStore:
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         if self.read_only:
             self._conn = _open_read_only(path)
+            fulltext.prepare(self._conn)
+            self._scores = _scores_hint(self._conn)
             return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        fulltext.prepare(self._conn)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
         self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA cache_size=-65536")
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(_SCHEMA)
@@ -125,6 +147,7 @@ class RecordStore:
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
         self._conn.executescript(fulltext.SCHEMA)
+        self._scores = _scores_hint(self._conn)
         if self.get_meta(fulltext.META_KEY) != fulltext.VERSION:
             # A store written before the lexical index existed (or by another version of it): fill it once.
             with self.transaction() as cur:
@@ -190,7 +213,15 @@ class RecordStore:
                 [_record_params(r) for r in records],
             )
             _insert_edges(cur, edges)
-            fulltext.index(cur, [r.memory.id for r in records])
+            fulltext.index_new(
+                cur,
+                [
+                    (r.memory.id, r.memory.content, to_micros(r.memory.created_at), r.memory.context)
+                    for r in records
+                    if r.memory.kind != MemoryKind.REVISION
+                ],
+                (i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)),
+            )
             if also is not None:
                 also(cur)
 
@@ -261,13 +292,13 @@ class RecordStore:
         with self._lock:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def lexical_search(self, table: str, match: str, limit: int) -> list[tuple[str, float]]:
-        """The best `limit` matches of an FTS5 expression in `memory_text` or `window_text` (see fulltext)."""
+    def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` BM25 matches of any of the words in `memory_text` or `window_text` (see fulltext),
+        with the saturation and length normalisation of `config.LEXICAL_BM25_K1` / `LEXICAL_BM25_B`."""
         with self._lock:
-            try:
-                return fulltext.search(self._conn.cursor(), table, match, limit)
-            except sqlite3.OperationalError:
-                return []  # an expression FTS5 cannot parse matches nothing
+            return fulltext.bm25(
+                self._conn.cursor(), table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
+            )
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
@@ -282,14 +313,27 @@ class RecordStore:
         with self._lock:
             return fulltext.followed_by(self._conn.cursor(), ids)
 
-    def episode_keys(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
-        """Which episode (conversation, session, document) each memory belongs to; see `fulltext.episode_key`."""
-        found: dict[str, tuple[Any, ...]] = {}
-        columns = ", ".join(f"json_quote(json_extract(context, '$.{k}'))" for k in config.EPISODE_KEYS)
+    def entity_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """The entity id of each given memory that has one."""
+        found: dict[str, str] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, {columns} FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = tuple(r[1:])
+            sql = f"SELECT id, entity_id FROM memories WHERE entity_id IS NOT NULL AND id IN ({marks})"
+            found.update((r[0], r[1]) for r in self._query(sql, chunk))
+        return found
+
+    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
+        """Episode key, embedding (or None) and entity id of the given memories that exist, in one read: what a
+        fused recall needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS`
+        values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
+        found: dict[str, FusionRow] = {}
+        paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
+        columns = f"id, json_extract(context, {paths}), {'embedding' if with_embeddings else 'NULL'}, entity_id"
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT {columns} FROM memories WHERE id IN ({marks})"
+            for r in self._query(sql, chunk):
+                found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
@@ -341,7 +385,7 @@ class RecordStore:
         found: dict[str, tuple[float, int, int]] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, importance, created_at, access_count FROM memories WHERE id IN ({marks})"
+            sql = f"SELECT id, importance, created_at, access_count FROM memories {self._scores} WHERE id IN ({marks})"
             for r in self._query(sql, chunk):
                 found[r[0]] = (r[1], r[2], r[3])
         return found
@@ -354,7 +398,8 @@ class RecordStore:
         access: list[int] = []
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, importance, access_count FROM memories WHERE id IN ({marks})", chunk):
+            sql = f"SELECT id, importance, access_count FROM memories {self._scores} WHERE id IN ({marks})"
+            for r in self._query(sql, chunk):
                 found.append(r[0])
                 importance.append(r[1])
                 access.append(r[2])
@@ -372,7 +417,8 @@ class RecordStore:
         found: dict[str, int] = {}
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            found.update(self._query(f"SELECT id, created_at FROM memories WHERE id IN ({marks})", chunk))
+            sql = f"SELECT id, created_at FROM memories {self._scores} WHERE id IN ({marks})"
+            found.update(self._query(sql, chunk))
         return found
 
     def existing(self, ids: Iterable[str]) -> set[str]:
@@ -436,7 +482,9 @@ class RecordStore:
         return result
 
     def ids_of_kind(self, kind: MemoryKind) -> list[str]:
-        return [r[0] for r in self._query("SELECT id FROM memories WHERE kind = ?", (kind.value,))]
+        # The kind is written into the statement (an enum value, not user text) so that SQLite can use the
+        # partial index memories_revisions for revisions, which a bound parameter would not allow.
+        return [r[0] for r in self._query(f"SELECT id FROM memories WHERE kind = '{MemoryKind(kind).value}'")]
 
     def ids_of_entity(self, entity_id: str) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM memories WHERE entity_id = ?", (entity_id,))]
@@ -557,7 +605,10 @@ class RecordStore:
             cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (origin,))
             cur.executemany(
                 "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-                [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+                [
+            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+            for e in edges
+        ],
             )
             _refresh_windows(cur, [*removed, *edges])  # windows around edges that went or came
             if also is not None:
@@ -598,6 +649,13 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
                                isolation_level=None)
 
 
+def _scores_hint(conn: sqlite3.Connection) -> str:
+    """`INDEXED BY memories_scores` where the store has that index (a read-only store written before it
+    existed has not). SQLite's planner would otherwise pick the primary key's index and read each row."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'memories_scores'").fetchone()
+    return "INDEXED BY memories_scores" if found else ""
+
+
 def _string_list(text: str | None) -> list[str]:
     """A JSON list of strings as SQLite prints it (`["a","b"]`, minified). Plain ones are split directly,
     ten times faster than json.loads on 100,000 rows; anything escaped or unusual goes through json.loads."""
@@ -630,7 +688,10 @@ def _record_params(r: MemoryRecord) -> tuple[Any, ...]:
 def _insert_edges(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     cur.executemany(
         "INSERT OR REPLACE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-        [(e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True)) for e in edges],
+        [
+            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+            for e in edges
+        ],
     )
 
 
@@ -666,7 +727,8 @@ def _refresh_windows(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     """New followed_by edges change the windows around both ends."""
     ends = {i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)}
     if ends:
-        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends)))
+        links = fulltext.Links(cur)  # both walks below cross the same links: fetch each once
+        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends), links), links)
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

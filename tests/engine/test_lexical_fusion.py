@@ -172,3 +172,26 @@ def test_fusion_frame_scores_the_way_recall_ranks(engine: MemoryEngine) -> None:
     ranked = [frame.pool[n] for n in frame.ranked(PRESETS["recommended"].fusion, 12)]
     assert [r.memory.id for r in engine.retrieve(request)] == ranked
     assert "similarity_window" in frame.signals and frame.z.shape == (len(frame.pool), len(frame.signals))
+
+
+def test_entity_named_favours_what_the_named_speaker_said(engine: MemoryEngine) -> None:
+    from engine import build_request
+
+    items = [
+        {"content": text, "entity_id": text.split(":")[0].lower(), "context": {"conversation": "c1", "session": s}}
+        for text, s in TURNS
+    ]
+    memories = engine.remember_many(items)
+    leo = {m.id for m in memories if m.entity_id == "leo"}
+    cue = "What did Leo do at the weekend?"
+    request = build_request(cue, preset="recommended", top_k=12, scoring_weights="1:0:0:0")
+    frame = engine.fusion_frame(request)
+    named = frame.raw[:, frame.signals.index("entity_named")]
+    assert {i for i, v in zip(frame.pool, named, strict=True) if v == 1.0} == leo & set(frame.pool)
+    assert set(named.tolist()) == {0.0, 1.0}
+    top = engine.recall(cue, preset="recommended", top_k=3)
+    assert top[0].memory.entity_id == "leo"
+    assert all(d.fields["z_entity_named"] > 0 for d in top[0].strategy_details)
+    # Without the cue naming anyone the signal says nothing (all zero, so every z-score is 0).
+    quiet = engine.fusion_frame(build_request("the weekend", preset="recommended", top_k=12))
+    assert not quiet.raw[:, quiet.signals.index("entity_named")].any()

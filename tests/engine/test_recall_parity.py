@@ -1,0 +1,139 @@
+"""Recall's fast paths give the same results as the plain reads they replace, on a real store.
+
+Each speed-up of recall (one read per candidate pool instead of several, ...) is checked here against a
+plain, obviously correct version of the same read: the recall is run with both, for presets and strategy
+mixes, and the ranked ids, scores and details must agree. The store holds real conversations (the sample
+chats, through the conversation ingest path) plus memories in no episode, a forgotten message and a
+revision, so windows, episodes, exclusions and deletions are all exercised.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import MemoryEngine, config
+from engine.api.requests import build_request
+from engine.models import RecallResult
+from engine.store import fulltext
+from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+CHATS = sorted(SAMPLE.rglob("*.json"))
+
+CUES = [
+    "what did the webhook incident break",
+    "pricing discount for the annual contract",
+    "who approved the launch date",
+    "legal review of the contract terms",
+]
+
+
+def _plain_rows(store: RecordStore, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
+    """`fusion_rows` from whole memories: the context parsed in Python, the embedding read on its own."""
+    memories = store.get_many(ids)
+    vectors = store.embeddings(list(memories)) if with_embeddings else {}
+    out: dict[str, FusionRow] = {}
+    for memory_id, memory in memories.items():
+        values = [memory.context.get(k) for k in config.EPISODE_KEYS]
+        key = NO_EPISODE if all(v is None for v in values) else json.dumps(values, sort_keys=True)
+        out[memory_id] = FusionRow(key, vectors.get(memory_id), memory.entity_id)
+    return out
+
+
+@pytest.fixture
+def store_engine(engine: MemoryEngine) -> MemoryEngine:
+    assert CHATS, "the sample chats are missing"
+    summary = engine.ingest(CHATS)
+    assert not summary.skipped
+    messages = engine.list_memories(kind="episode", limit=10_000)
+    engine.remember_many(
+        [
+            {"content": "The webhook retry queue was drained by hand after the incident"},
+            {"content": "Annual contracts get a pricing discount", "context": {"team": {"name": "sales"}}},
+        ]
+    )
+    engine.forget(memory_ids=[messages[len(messages) // 2].id])
+    engine.revise(messages[3].id, content=messages[3].content + " (confirmed later)")
+    return engine
+
+
+def _requests(engine: MemoryEngine, cue: str) -> list[dict[str, object]]:
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    return [
+        {"preset": "recommended"},
+        {"preset": "similarity"},
+        {"preset": "lexical"},
+        {"strategies": ["similarity", "lexical"]},
+        {"strategies": ["similarity", "temporal", "causal", "analogical"], "entity_id": speaker},
+    ]
+
+
+Flat = list[tuple[str, float, list[dict[str, object]]]]
+
+
+def _flat(results: Sequence[RecallResult]) -> Flat:
+    return [(r.memory.id, r.score, [d.to_dict() for d in r.strategy_details]) for r in results]
+
+
+def _same(a: Flat, b: Flat) -> None:
+    assert [x[0] for x in a] == [x[0] for x in b]
+    assert np.allclose([x[1] for x in a], [x[1] for x in b], rtol=0, atol=1e-6)
+    for (_, _, da), (_, _, db) in zip(a, b, strict=True):
+        assert [d["strategy"] for d in da] == [d["strategy"] for d in db]
+
+
+def test_fused_recall_with_one_read_per_pool_matches_the_plain_reads(
+    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = store_engine
+    fast = {(cue, i): _flat(engine.retrieve(build_request(cue, top_k=10, **params)))
+            for cue in CUES for i, params in enumerate(_requests(engine, cue))}
+    assert all(fast.values()) and len({tuple(x[0] for x in v) for v in fast.values()}) > len(CUES)
+    monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
+    for cue in CUES:
+        for i, params in enumerate(_requests(engine, cue)):
+            _same(fast[(cue, i)], _flat(engine.retrieve(build_request(cue, top_k=10, **params))))
+
+
+def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: MemoryEngine) -> None:
+    engine = store_engine
+    memories = engine.list_memories(limit=10_000)
+    store = engine._store  # noqa: SLF001 - the store's read is what is under test
+    rows = store.fusion_rows([m.id for m in memories] + ["not-a-memory"], with_embeddings=True)
+    assert set(rows) == {m.id for m in memories}
+    by_key: dict[str, set[tuple[str, ...]]] = {}
+    for m in memories:
+        key, vector, entity = rows[m.id]
+        assert entity == m.entity_id
+        by_key.setdefault(key, set()).add(fulltext.episode_key(m.context))
+        assert vector is not None and np.array_equal(vector, store.embeddings([m.id])[m.id])
+        assert (key == NO_EPISODE) == all(m.context.get(k) is None for k in config.EPISODE_KEYS)
+    assert all(len(keys) == 1 for keys in by_key.values())  # one fusion key <=> one episode
+    assert len(by_key) > 2
+    assert all(r.embedding is None for r in store.fusion_rows([m.id for m in memories], with_embeddings=False).values())
+
+
+def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(store_engine: MemoryEngine) -> None:
+    engine = store_engine
+    store = engine._store  # noqa: SLF001 - the store's reads are what is under test
+    plan = store.read(f"EXPLAIN QUERY PLAN SELECT id, importance FROM memories {store._scores} WHERE id IN (?, ?)",
+                      ("a", "b"))  # noqa: SLF001
+    assert any("COVERING INDEX memories_scores" in str(row) for row in plan)
+    memories = {m.id: m for m in engine.list_memories(limit=10_000)}
+    ids = [*memories, "not-a-memory"]
+    inputs = store.score_inputs(ids)
+    assert set(inputs) == set(memories)
+    for memory_id, (importance, created_us, access_count) in inputs.items():
+        m = memories[memory_id]
+        assert (importance, access_count) == (m.importance, m.access_count)
+        assert from_micros(created_us) == m.created_at
+    found, importance_col, access_col = store.score_columns(ids)
+    assert [(memories[i].importance, memories[i].access_count) for i in found] == list(
+        zip(importance_col.tolist(), access_col.tolist(), strict=True)
+    )
+    assert store.created_at_of(ids) == {i: c for i, (_, c, _) in inputs.items()}
