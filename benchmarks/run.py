@@ -162,6 +162,10 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
     locomo_path = args.results_dir / "locomo.json"
     scale_path = args.results_dir / "scale.json"
     scale = json.loads(scale_path.read_text()) if scale_path.exists() and not args.smoke else None
+    int8_path = args.results_dir / "int8.json"  # `python -m benchmarks.int8 --save`
+    int8 = json.loads(int8_path.read_text()) if int8_path.exists() and not args.smoke else None
+    first_path = args.results_dir / "first_recall.json"  # `python -m benchmarks.first_recall --save`
+    first = json.loads(first_path.read_text()) if first_path.exists() and not args.smoke else None
     command = "make bench" if not args.smoke else "python -m benchmarks.run --smoke"
     if args.results_dir.resolve() == (paths.REPO_ROOT / "benchmarks" / "results" / "quick").resolve():
         command = "make bench-quick"
@@ -181,7 +185,7 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
             loc["notes"] = locomo_eval.notes(loc)
         desc = (perf_data or {}).get("machine") or machine.describe()
         elapsed = (perf_data or {}).get("elapsed_s")
-        out = report.write(perf_data, loc, desc, args.docs_dir, command, elapsed, scale)
+        out = report.write(perf_data, loc, desc, args.docs_dir, command, elapsed, scale, int8, first)
         log(f"wrote {paths.display(out)}")
         return 0
 
@@ -211,7 +215,7 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
         _write_json(perf_path, perf_data)
     from benchmarks import report
 
-    out = report.write(perf_data, locomo_data, desc, args.docs_dir, command, elapsed, scale)
+    out = report.write(perf_data, locomo_data, desc, args.docs_dir, command, elapsed, scale, int8, first)
     log(f"wrote {paths.display(out)} in {elapsed / 60:.1f} min")
     return 0
 

@@ -57,17 +57,25 @@ class Writer:
         return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
     def embed_and_extract(
-        self, texts: Sequence[str], progress: Progress | None = None
+        self, texts: Sequence[str], progress: Progress | None = None, reuse: dict[str, np.ndarray] | None = None
     ) -> tuple[np.ndarray, list[dict[str, Any]]]:
-        """Embeddings and structures of texts. For a batch the two models run at once: spaCy parses on a
-        side thread while the embedder runs here (onnxruntime and torch release the GIL while they compute,
-        so each takes a core; in sequence a batched write cost the sum of the two)."""
+        """Embeddings and structures of texts (texts found in `reuse` keep that vector; it gains the new
+        ones). For a batch the two models run at once: spaCy parses on a side thread while the embedder
+        runs here (onnxruntime and torch release the GIL while they compute, so each takes a core; in
+        sequence a batched write cost the sum of the two)."""
+        known = reuse if reuse is not None else {}
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32), []
         if len(texts) < config.OVERLAP_MIN_TEXTS:
-            return self.embed(texts, progress), self.extractor.extract(texts)
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-structure") as side:
-            structures = side.submit(self.extractor.extract, texts)
-            embeddings = self.embed(texts, progress)
-            return embeddings, structures.result()
+            known.update(zip(todo, self.embed(todo, progress), strict=True))
+            structures = self.extractor.extract(texts)
+        else:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-structure") as side:
+                parsing = side.submit(self.extractor.extract, texts)
+                known.update(zip(todo, self.embed(todo, progress), strict=True))
+                structures = parsing.result()
+        return np.stack([known[t] for t in texts]).astype(np.float32, copy=False), structures
 
     def reusable_vectors(self, ids: Sequence[str], kind: MemoryKind | None = None) -> dict[str, np.ndarray]:
         """Stored embeddings of the given memories (of one kind, if given), by content: re-indexing a text

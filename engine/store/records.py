@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -113,6 +113,14 @@ class MemoryRecord:
     memory: Memory
     embedding: np.ndarray
     structure: dict[str, Any]
+
+
+class FusionRow(NamedTuple):
+    """What a fused recall reads of one candidate (`RecordStore.fusion_rows`)."""
+
+    episode: str  # the JSON array of its context's episode keys; NO_EPISODE when it names none
+    embedding: np.ndarray | None  # None when not asked for
+    entity_id: str | None
 
 
 class RecordStore:
@@ -314,18 +322,18 @@ class RecordStore:
             found.update((r[0], r[1]) for r in self._query(sql, chunk))
         return found
 
-    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, tuple[str, np.ndarray | None]]:
-        """(episode key, embedding or None) of the given memories that exist, in one read: what a fused recall
-        needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS` values
-        (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
-        found: dict[str, tuple[str, np.ndarray | None]] = {}
+    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
+        """Episode key, embedding (or None) and entity id of the given memories that exist, in one read: what a
+        fused recall needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS`
+        values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
+        found: dict[str, FusionRow] = {}
         paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
-        embedding = "embedding" if with_embeddings else "NULL"
+        columns = f"id, json_extract(context, {paths}), {'embedding' if with_embeddings else 'NULL'}, entity_id"
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, json_extract(context, {paths}), {embedding} FROM memories WHERE id IN ({marks})"
+            sql = f"SELECT {columns} FROM memories WHERE id IN ({marks})"
             for r in self._query(sql, chunk):
-                found[r[0]] = (r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32))
+                found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
