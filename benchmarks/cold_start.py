@@ -30,7 +30,7 @@ FACTS = (
 )
 
 
-def _hebbs(data_dir: Path, *args: str) -> tuple[float, float]:
+def hebbs(data_dir: Path, *args: str) -> tuple[float, float]:
     """(wall s, child CPU s) of one `hebbs` command in a fresh interpreter."""
     env = {**os.environ, "HEBBS_DATA_DIR": str(data_dir)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -48,11 +48,11 @@ def run(runs: int = 5) -> dict[str, Any]:
     try:
         data_dir = work / "data"
         for fact in FACTS:
-            _hebbs(data_dir, "remember", fact, "--entity-id", "ops")
+            hebbs(data_dir, "remember", fact, "--entity-id", "ops")
         walls, cpus = [], []
         load_before = os.getloadavg()
         for _ in range(runs):
-            wall, cpu = _hebbs(data_dir, "recall", "why did the deploy fail?")
+            wall, cpu = hebbs(data_dir, "recall", "why did the deploy fail?")
             walls.append(wall)
             cpus.append(cpu)
         return {

@@ -368,6 +368,66 @@ def _latency_section(timing: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def _models_section(models: dict[str, Any] | None, default: dict[str, Any] | None) -> list[str]:
+    """Other embedding models (`make bench-locomo LOCOMO_ARGS="--model mpnet"`) beside the default, with cost."""
+    if not models:
+        return []
+    lines = [
+        "## Recall quality with a larger embedding model",
+        "",
+        "The same LoCoMo run with another embedder (`make setup-mpnet`, then "
+        '`make bench-locomo LOCOMO_ARGS="--model mpnet"`): the same configs, the fusion grid re-run on the '
+        "tuning half only with this model, the held-out half reported. The default model's rows come from the "
+        "section above.",
+        "",
+    ]
+    cat_names = [f"{c} {label}" for c, label in CATEGORIES.items()]
+    for name, entry in models.items():
+        rows = []
+        for config_name in ("similarity", "recommended"):
+            base = (default or {}).get(config_name)
+            other = entry["configs"].get(config_name)
+            for label, agg in (("default model", base and base["heldout"]), (name, other and other["heldout"])):
+                if agg and agg["questions"]:
+                    cats = " / ".join(_fmt(_pct(agg["by_category"][c]["R@10"]), 1) for c in cat_names)
+                    rows.append([config_name, label, *[_pct(agg[f"R@{k}"]) for k in KS], cats])
+        lines += [f"### {name}: held-out R@k (%)", ""]
+        header = ["config", "model", *[f"R@{k}" for k in KS], "R@10 by category (" + " / ".join(
+            c.split(" ", 1)[1] for c in cat_names) + ")"]
+        lines += _table(header, rows)
+        best = (entry.get("fusion_grid") or {}).get("best")
+        preset = (entry.get("fusion_grid") or {}).get("preset")
+        if best and preset:
+            lines += [
+                "",
+                f"Fusion grid with {name} on the tuning half: best point {_point(best['point'])} (mean R@k "
+                f"{_pct(best['mean'])}) against the preset's point {_pct(preset['mean'])}.",
+            ]
+        cost = entry.get("cost") or {}
+        if cost:
+            lines += ["", f"### {name}: what it costs (measured in the same run, one model after the other)", ""]
+            cost_rows = [
+                [m, c["dimension"], c["cue_p50_ms"], f"{c['cue_ratio']}x", c["ingest_ms_per_1k_texts"],
+                 f"{c['ingest_ratio']}x", c["rss_mib_model"], c["disk_mib_weights"], c["disk_mib_onnx"]]
+                for m, c in cost.items()
+            ]
+            lines += _table(
+                ["model", "dims", "cue p50 ms", "vs default", "ms per 1k texts ingested", "vs default",
+                 "RSS of the loaded model MiB", "weights MiB", "ONNX graph MiB"],
+                cost_rows,
+            )
+        latency = entry.get("latency")
+        if latency:
+            lines += [
+                "",
+                f"Recall p50 with {name} ({latency['conversation']}, {latency['memories']} memories, cue embedded "
+                f"each time): similarity {latency['similarity_p50_ms']} ms, recommended "
+                f"{latency['recommended_p50_ms']} ms.",
+            ]
+        lines.append("")
+    return lines
+
+
 def _point(point: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in point.items())
 
@@ -436,6 +496,83 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
     return lines
 
 
+def _first_recall_section(result: dict[str, Any] | None) -> list[str]:
+    """`benchmarks/results/first_recall.json` (`python -m benchmarks.first_recall --save`)."""
+    if not result or "hebbs_recall" not in result:
+        return []
+    cli, bench = result["hebbs_recall"], result["workbench"]
+    imports = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in cli["import_s"].items())
+    return [
+        "## First recall: cold `hebbs recall` and the workbench",
+        "",
+        f"From `python -m benchmarks.first_recall --save` ({result['runs']} fresh processes each; load average "
+        f"{result['load_average_before'][0]:.1f} before, {result['load_average_after'][0]:.1f} after, on "
+        f"{result['cores']} cores; targets: under 2 s and under 3 s on a quiet machine).",
+        "",
+        f"- Cold `hebbs recall CUE`: wall p50 {cli['wall_s_p50']} s (best {cli['wall_s_min']} s), CPU p50 "
+        f"{cli['cpu_s_p50']} s. Cumulative import time of the heavy packages in one such run: {imports} "
+        "(nested packages count inside the ones that import them).",
+        f"- Workbench (AppTest in a fresh process, the server side without a browser): first page drawn "
+        f"{bench['first_page_s_p50']} s after the interpreter started; a recall clicked at once then took "
+        f"{bench['first_recall_s_p50']} s (best {bench['first_recall_s_min']} s; it loads the model and opens "
+        f"the vector index); {bench['process_start_to_results_s_p50']} s from process start to results, CPU "
+        f"{bench['cpu_s_p50']} s.",
+        "",
+    ]
+
+
+def _int8_section(result: dict[str, Any] | None) -> list[str]:
+    """`benchmarks/results/int8.json` (`python -m benchmarks.int8 --save`): the int8 embedder against fp32."""
+    if not result or "speed" not in result:
+        return []
+    speed, agree = result["speed"], result["agreement"]
+    before, after = result.get("load_average_before", ["?"]), result.get("load_average_after", ["?"])
+    lines = [
+        "## The int8 embedder (optional, `HEBBS_EMBEDDING_PRECISION=int8`)",
+        "",
+        "From `python -m benchmarks.int8 --save` (raw numbers: `benchmarks/results/int8.json`): the fp32 ONNX "
+        "graph and its dynamically quantised int8 copy, in one run, cues alternating between the two; "
+        f"load average {before[0]:.1f} at the start, {after[0]:.1f} at the end, on a shared machine.",
+        "",
+    ]
+    lines += _table(
+        ["precision", "single cue p50 ms", "single cue p95 ms", "batch texts/s"],
+        [[p, f"{speed[p]['single_cue_ms_p50']:.1f}", f"{speed[p]['single_cue_ms_p95']:.1f}",
+          f"{speed[p]['batch_texts_per_s']:.1f}"] for p in ("fp32", "int8")],
+    )
+    ratio = speed["int8_over_fp32"]
+    lines += [
+        "",
+        f"int8 / fp32: single cue p50 {ratio['single_cue_p50']:.2f}x, "
+        f"batch throughput {ratio['batch_throughput']:.2f}x "
+        f"({speed['cues']} cues, {speed['batch_texts']} texts). Agreement with fp32 over {agree['texts']:,} LoCoMo "
+        f"texts: cosine median {agree['cosine_median']}, 1st percentile {agree['cosine_p1']}, min "
+        f"{agree['cosine_min']}. An int8 vector also depends a little on the batch it was computed in "
+        "(activations are quantised with the range of the whole batch).",
+        "",
+    ]
+    recall = result.get("locomo")
+    if recall:
+        ks = (5, 10, 25, 50)
+        rows = []
+        for name in ("similarity", "recommended"):
+            for split in ("tune", "heldout"):
+                rows.append([name, "tuning half" if split == "tune" else "held-out",
+                             *[f"{100 * recall['fp32'][name][split][f'R@{k}']:.1f} / "
+                               f"{100 * recall['int8'][name][split][f'R@{k}']:.1f}" for k in ks]])
+        lines += ["LoCoMo R@k, fp32 / int8 (%):", ""]
+        lines += _table(["config", "split", *[f"R@{k}" for k in ks]], rows)
+        worst = min(v["R@10"] for cfg in result["locomo_cost_points"].values() for v in cfg.values())
+        lines += [
+            "",
+            f"Largest R@10 loss: {-worst:.2f} points. fp32 stays the default: the bar for int8 was a cost "
+            "under 0.5 point of R@10 everywhere." if worst <= -0.5 else
+            f"Largest R@10 loss: {-worst:.2f} points (under the 0.5-point bar).",
+            "",
+        ]
+    return lines
+
+
 def write(
     perf: dict[str, Any] | None,
     locomo_result: dict[str, Any] | None,
@@ -444,6 +581,8 @@ def write(
     command: str,
     elapsed_s: float | None = None,
     scale: dict[str, Any] | None = None,
+    int8: dict[str, Any] | None = None,
+    first_recall: dict[str, Any] | None = None,
 ) -> Path:
     docs_dir.mkdir(parents=True, exist_ok=True)
     img_dir = docs_dir / "benchmarks"
@@ -471,7 +610,10 @@ def write(
     else:
         lines += ["## Speed", "", "Not run in this invocation.", ""]
     lines += _scale_section(scale, docs_dir, img_dir)
+    lines += _first_recall_section(first_recall)
+    lines += _int8_section(int8)
     lines += _locomo_section(locomo_result, docs_dir, img_dir)
+    lines += _models_section((locomo_result or {}).get("models"), locomo_result)
     path = docs_dir / "benchmarks.md"
     path.write_text("\n".join(lines).rstrip() + "\n")
     return path

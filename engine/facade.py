@@ -540,6 +540,8 @@ class MemoryEngine:
                 self.reextract_structures()
             # the cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their kernels
             parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
+        if request.needs_cue_embedding:
+            self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
         cue_embedding = self._writer.embed([request.cue])[0] if request.needs_cue_embedding else None
         cue_structure: dict[str, Any] = parsing.result()[0] if parsing is not None else {}
         indexes = self._indexes

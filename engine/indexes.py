@@ -67,6 +67,24 @@ class Indexes:
                 self._vectors = index
             return self._vectors
 
+    def open_vectors_meanwhile(self) -> threading.Thread | None:
+        """Open the vector index on a side thread (None if it is open already). Importing Chroma takes
+        seconds of a cold start; begun before the model loads or spaCy analyses, the two overlap (the model's
+        session is built without the GIL). A failure is left for the first real use to raise: it opens the
+        index again itself."""
+        if self._vectors is not None:
+            return None
+
+        def open_index() -> None:
+            try:
+                self.vectors  # noqa: B018 - the property opens and reconciles the index
+            except Exception as exc:  # noqa: BLE001 - the first use reopens it and raises there
+                log.debug("vector index not opened ahead of its first use: %s", exc)
+
+        thread = threading.Thread(target=open_index, name="hebbs-open-vectors", daemon=True)
+        thread.start()
+        return thread
+
     def _reconcile(self, index: VectorIndex) -> None:
         """Bring the vector index in line with the record store: pending deletes, an erasure a crash
         interrupted, then unsynced upserts."""

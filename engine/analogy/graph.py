@@ -10,9 +10,10 @@ gives the typed graph for views and notebooks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:  # imported where used: networkx costs a cold command a few tenths of a second
+    import networkx as nx
 
 RELATION_KINDS = ("causes", "enables", "prevents", "precedes", "motivates")
 ROLE_KINDS = ("agent", "patient", "recipient")
@@ -67,6 +68,8 @@ class Episode:
 
     def to_networkx(self) -> nx.MultiDiGraph:
         """The typed graph: event and participant nodes; role and relation edges (attribute `kind`)."""
+        import networkx as nx
+
         g = nx.MultiDiGraph()
         for e in self.events:
             g.add_node(e.id, node="event", lemma=e.lemma, action=e.action, negated=e.negated, order=e.order,

@@ -92,13 +92,8 @@ def write_conversations(
         phases["writing"] += time.perf_counter() - mark
         mark = time.perf_counter()
         texts = [m.content for m in memories]
-        todo = list(dict.fromkeys(t for t in texts if t not in vectors))
-        if todo:
-            vectors.update(zip(todo, writer.embed(todo), strict=True))
+        embeddings, structures = writer.embed_and_extract(texts, reuse=vectors)  # the two models at once
         phases["embedding"] += time.perf_counter() - mark
-        mark = time.perf_counter()
-        structures = writer.extractor.extract(texts) if texts else []
-        phases["analysing"] += time.perf_counter() - mark
         mark = time.perf_counter()
         ids = dict(plan.keep)
         ids.update((m.position, memory.id) for m, memory in zip(new, memories, strict=True))
@@ -114,7 +109,7 @@ def write_conversations(
                        "entities": [speakers[m.speaker]] if m.speaker in speakers else []})
             for m in conversation.messages
         ]
-        records = [MemoryRecord(m, vectors[t], s) for m, t, s in zip(memories, texts, structures, strict=True)]
+        records = [MemoryRecord(m, e, s) for m, e, s in zip(memories, embeddings, structures, strict=True)]
         writer.commit(records, edges, also=partial(Ledger.write, rows=rows))
         summary.messages_added += len(memories)
         summary.messages_kept += len(plan.keep)

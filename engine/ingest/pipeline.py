@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import sqlite3
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -130,7 +129,7 @@ def index_paths(
     EntityRegistry(writer.store).ensure_tables()
 
     fresh, conversations, present = run.timed("reading", run.read, paths)
-    opening = _open_vector_index_meanwhile(writer) if fresh else None
+    opening = writer.indexes.open_vectors_meanwhile() if fresh else None
     if fresh or conversations:
         run.timed("loading models", run.load_models)
     write_conversations(writer, conversations, run.summary, run.phases)
@@ -152,22 +151,6 @@ def index_paths(
     summary.phase_seconds = dict(run.phases)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _open_vector_index_meanwhile(writer: Writer) -> threading.Thread:
-    """Open the vector index (importing Chroma: seconds of a cold `hebbs index`) on a side thread while
-    the models load and spaCy analyses, instead of at the first commit. A failure is left for the first
-    commit to raise: it opens the index again itself."""
-
-    def open_index() -> None:
-        try:
-            writer.indexes.vectors  # noqa: B018 - the property opens and reconciles the index
-        except Exception as exc:  # noqa: BLE001 - the first commit reopens it and raises there
-            log.debug("vector index not opened ahead of the first write: %s", exc)
-
-    thread = threading.Thread(target=open_index, name="hebbs-open-vectors", daemon=True)
-    thread.start()
-    return thread
 
 
 @dataclass

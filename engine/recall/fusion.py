@@ -30,7 +30,7 @@ from engine.models import Strategy, StrategyDetail
 from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
-from engine.store.records import NO_EPISODE
+from engine.store.records import NO_EPISODE, FusionRow
 
 _SIGNALS_OF = {
     Strategy.SIMILARITY: ("similarity", "similarity_window"),
@@ -66,7 +66,7 @@ def _signals(
     return signals
 
 
-def entity_named(inp: RecallInputs, pool: Sequence[str]) -> dict[str, float]:
+def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[str, float]:
     """1 for a candidate whose entity (a conversation message's speaker, a document's subject) the cue
     names by any word of the entity's name, else 0: "What did Melanie read?" favours what Melanie said over
     what was said to her, while lexical BM25 barely weighs a name that is in half the memories."""
@@ -74,8 +74,8 @@ def entity_named(inp: RecallInputs, pool: Sequence[str]) -> dict[str, float]:
     if not words:
         return {}
     named = {}
-    for memory_id, entity in inp.store.entity_ids(pool).items():
-        if set(terms(entity.replace("_", " "))) & words:
+    for memory_id, entity in entities.items():
+        if entity is not None and set(terms(entity.replace("_", " "))) & words:
             named[memory_id] = 1.0
     return named
 
@@ -93,7 +93,7 @@ def _cosines(
     inp: RecallInputs,
     pool: Sequence[str],
     adjacent: Mapping[str, set[str]],
-    rows: Mapping[str, tuple[str, np.ndarray | None]],
+    rows: Mapping[str, FusionRow],
     windows: bool,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
@@ -206,7 +206,7 @@ def frame(
         members = set(pool)
         wanted = [*pool, *sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)]
     # One read for every candidate: episode key and embedding (also drops anything forgotten meanwhile).
-    rows = inp.store.fusion_rows(wanted, with_embeddings=inp.cue_embedding is not None)
+    rows = inp.rows(wanted)
     pool = [i for i in pool if i in rows]
     if not pool:
         return EMPTY_FRAME
@@ -214,7 +214,7 @@ def frame(
     cosine, window_cosine = _cosines(inp, pool, adjacent, rows, windows)
     signals = _signals(hit_lists, cosine, window_cosine)
     if entities and Strategy.LEXICAL in hit_lists:
-        signals["entity_named"] = entity_named(inp, pool)
+        signals["entity_named"] = entity_named(inp, {i: rows[i].entity_id for i in pool})
     names = tuple(signals)
     columns = []
     for name in names:

@@ -6,7 +6,7 @@ They read the indexes only; hydration, scoring and access counting happen once, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,7 +24,7 @@ from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso
 from engine.recall import scoring
-from engine.store.records import RecordStore, from_micros, to_micros
+from engine.store.records import FusionRow, RecordStore, from_micros, to_micros
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +51,9 @@ class RecallInputs:
     # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
     _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
     _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    # One recall's reads of candidate rows (`fusion_rows`): temporal's pool is read once, not again by fusion.
+    _rows: dict[str, FusionRow] = field(default_factory=dict, compare=False, repr=False)
+    _rows_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     @property
     def cue_features(self) -> tuple[str, ...]:
@@ -59,6 +62,18 @@ class RecallInputs:
     def overfetch(self, k: int) -> int:
         """How many neighbours to ask for so that dropping excluded ids still leaves about k."""
         return k + min(len(self.excluded), k)
+
+    def rows(self, ids: Sequence[str]) -> dict[str, FusionRow]:
+        """The given memories' `fusion_rows` (embeddings included when the cue was embedded), each read from
+        the store at most once per recall; ids that do not exist (forgotten meanwhile) are left out."""
+        with self._rows_lock:
+            missing = [i for i in dict.fromkeys(ids) if i not in self._rows]
+        if missing:
+            read = self.store.fusion_rows(missing, with_embeddings=self.cue_embedding is not None)
+            with self._rows_lock:
+                self._rows.update(read)
+        with self._rows_lock:
+            return {i: self._rows[i] for i in ids if i in self._rows}
 
     def nearest(self, k: int) -> list[Neighbour]:
         """The cue's k nearest neighbours, searched with the request's ef_search.
@@ -122,12 +137,13 @@ def temporal(inp: RecallInputs) -> list[Hit]:
             keep = _top_by_composite(inp, ids, times, req.top_k)
             ids, times, ranks, relevance = ids[keep], times[keep], ranks[keep], relevance[keep]
     else:
-        stored = inp.store.embeddings(ids.tolist())
+        stored = inp.rows(ids.tolist())  # fusion reads the same rows: once per recall
         present = np.fromiter((i in stored for i in ids), dtype=bool, count=len(ids))
         ids, times, ranks = ids[present], times[present], ranks[present]
         if len(ids) == 0:
             return []
-        relevance = np.maximum(0.0, np.stack([stored[i] for i in ids]) @ inp.cue_embedding).astype(np.float64)
+        vectors = np.stack([stored[i].embedding for i in ids])  # type: ignore[misc]
+        relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
     return [
         Hit(
             memory_id,

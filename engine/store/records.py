@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -48,7 +48,12 @@ CREATE TABLE IF NOT EXISTS memories (
     embedding BLOB NOT NULL,
     vector_synced INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS memories_entity_time ON memories (entity_id, created_at);
+-- Opening a store reads the timeline (entity, time, id of every memory) and the revision ids: both from small
+-- indexes, not from the table, whose rows carry the embedding and structure (about 7 KiB a memory).
+-- memories_timeline replaces memories_entity_time (same order, plus the id).
+DROP INDEX IF EXISTS memories_entity_time;
+CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
+CREATE INDEX IF NOT EXISTS memories_revisions ON memories (id) WHERE kind = 'revision';
 CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
 -- What ranking reads of a candidate (score_inputs, score_columns, created_at_of), covered by an index:
 -- a few dozen entries per page instead of one table row (embedding included) per page.
@@ -108,6 +113,14 @@ class MemoryRecord:
     memory: Memory
     embedding: np.ndarray
     structure: dict[str, Any]
+
+
+class FusionRow(NamedTuple):
+    """What a fused recall reads of one candidate (`RecordStore.fusion_rows`)."""
+
+    episode: str  # the JSON array of its context's episode keys; NO_EPISODE when it names none
+    embedding: np.ndarray | None  # None when not asked for
+    entity_id: str | None
 
 
 class RecordStore:
@@ -309,18 +322,18 @@ class RecordStore:
             found.update((r[0], r[1]) for r in self._query(sql, chunk))
         return found
 
-    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, tuple[str, np.ndarray | None]]:
-        """(episode key, embedding or None) of the given memories that exist, in one read: what a fused recall
-        needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS` values
-        (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
-        found: dict[str, tuple[str, np.ndarray | None]] = {}
+    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
+        """Episode key, embedding (or None) and entity id of the given memories that exist, in one read: what a
+        fused recall needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS`
+        values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
+        found: dict[str, FusionRow] = {}
         paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
-        embedding = "embedding" if with_embeddings else "NULL"
+        columns = f"id, json_extract(context, {paths}), {'embedding' if with_embeddings else 'NULL'}, entity_id"
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, json_extract(context, {paths}), {embedding} FROM memories WHERE id IN ({marks})"
+            sql = f"SELECT {columns} FROM memories WHERE id IN ({marks})"
             for r in self._query(sql, chunk):
-                found[r[0]] = (r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32))
+                found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
@@ -469,7 +482,9 @@ class RecordStore:
         return result
 
     def ids_of_kind(self, kind: MemoryKind) -> list[str]:
-        return [r[0] for r in self._query("SELECT id FROM memories WHERE kind = ?", (kind.value,))]
+        # The kind is written into the statement (an enum value, not user text) so that SQLite can use the
+        # partial index memories_revisions for revisions, which a bound parameter would not allow.
+        return [r[0] for r in self._query(f"SELECT id FROM memories WHERE kind = '{MemoryKind(kind).value}'")]
 
     def ids_of_entity(self, entity_id: str) -> list[str]:
         return [r[0] for r in self._query("SELECT id FROM memories WHERE entity_id = ?", (entity_id,))]

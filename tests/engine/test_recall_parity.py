@@ -20,7 +20,7 @@ from engine import MemoryEngine, config
 from engine.api.requests import build_request
 from engine.models import RecallResult
 from engine.store import fulltext
-from engine.store.records import NO_EPISODE, RecordStore, from_micros
+from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 CHATS = sorted(SAMPLE.rglob("*.json"))
@@ -33,15 +33,15 @@ CUES = [
 ]
 
 
-def _plain_rows(store: RecordStore, ids: Sequence[str], with_embeddings: bool) -> dict[str, tuple[str, object]]:
+def _plain_rows(store: RecordStore, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
     """`fusion_rows` from whole memories: the context parsed in Python, the embedding read on its own."""
     memories = store.get_many(ids)
     vectors = store.embeddings(list(memories)) if with_embeddings else {}
-    out: dict[str, tuple[str, object]] = {}
+    out: dict[str, FusionRow] = {}
     for memory_id, memory in memories.items():
         values = [memory.context.get(k) for k in config.EPISODE_KEYS]
         key = NO_EPISODE if all(v is None for v in values) else json.dumps(values, sort_keys=True)
-        out[memory_id] = (key, vectors.get(memory_id))
+        out[memory_id] = FusionRow(key, vectors.get(memory_id), memory.entity_id)
     return out
 
 
@@ -108,13 +108,14 @@ def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: M
     assert set(rows) == {m.id for m in memories}
     by_key: dict[str, set[tuple[str, ...]]] = {}
     for m in memories:
-        key, vector = rows[m.id]
+        key, vector, entity = rows[m.id]
+        assert entity == m.entity_id
         by_key.setdefault(key, set()).add(fulltext.episode_key(m.context))
         assert vector is not None and np.array_equal(vector, store.embeddings([m.id])[m.id])
         assert (key == NO_EPISODE) == all(m.context.get(k) is None for k in config.EPISODE_KEYS)
     assert all(len(keys) == 1 for keys in by_key.values())  # one fusion key <=> one episode
     assert len(by_key) > 2
-    assert all(v is None for _, v in store.fusion_rows([m.id for m in memories], with_embeddings=False).values())
+    assert all(r.embedding is None for r in store.fusion_rows([m.id for m in memories], with_embeddings=False).values())
 
 
 def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(store_engine: MemoryEngine) -> None:
