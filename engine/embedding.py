@@ -20,7 +20,7 @@ import numpy as np
 
 from engine import config, model_files
 from engine.errors import ModelLoadError, ValidationError
-from engine.model_files import max_seq_length, resolve_model_path
+from engine.model_files import max_seq_length, pad_token_id, resolve_model_path
 
 __all__ = [
     "Embedder",
@@ -102,7 +102,7 @@ class SentenceTransformerEmbedder:
     backend = "torch"
 
     def __init__(self, model: str | None = None, batch_size: int = config.EMBED_BATCH_SIZE) -> None:
-        self.name = model or config.default_embedding_model()
+        self.name = config.canonical_model_name(model) if model else config.default_embedding_model()
         self.batch_size = batch_size
         self._model: Any = None
 
@@ -134,6 +134,7 @@ class _OnnxModel:
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.no_padding()  # padded per sub-batch below, after sorting by length
         self.tokenizer.enable_truncation(max_seq_length(model_dir))
+        self.pad_id = pad_token_id(model_dir)
         options = ort.SessionOptions()
         options.intra_op_num_threads = config.ONNX_INTRA_OP_THREADS
         options.inter_op_num_threads = 1
@@ -148,7 +149,7 @@ class _OnnxModel:
 
     def run(self, encodings: Sequence[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        ids = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
         mask = np.zeros_like(ids)
         types = np.zeros_like(ids)
         for row, enc in enumerate(encodings):
@@ -181,7 +182,7 @@ class OnnxEmbedder:
         cache_dir: Path | None = None,
         precision: str | None = None,
     ) -> None:
-        self.name = model or config.default_embedding_model()
+        self.name = config.canonical_model_name(model) if model else config.default_embedding_model()
         self.precision = model_files.precision(precision)
         self.batch_size = batch_size
         self.cache_dir = cache_dir

@@ -57,6 +57,10 @@ class DataDirLockedError(StoreError):
     """Another process owns the data directory (a server, the workbench, a CLI command); the message names it."""
 
 
+class EmbeddingModelMismatchError(StoreError):
+    """The store's vectors were written by another embedding model (or width) than the one it is opened with."""
+
+
 class ModelLoadError(HebbsError):
     """The embedding or language model could not be loaded offline."""
 

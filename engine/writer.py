@@ -23,7 +23,7 @@ from engine.analogy.text import StructureExtractor
 from engine.api.requests import NewEdge, RememberRequest, ReviseRequest
 from engine.clock import Clock
 from engine.embedding import Embedder
-from engine.errors import InvalidEdgeError, MemoryNotFoundError, StoreError
+from engine.errors import EmbeddingModelMismatchError, InvalidEdgeError, MemoryNotFoundError
 from engine.indexes import Indexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store.records import MemoryRecord, RecordStore
@@ -44,10 +44,12 @@ class Writer:
         self.embedder = embedder
         self.extractor = extractor
         self.clock = clock
+        self._model_checked = False
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
-        """Embeddings of texts, in batches (progress after each)."""
+        """Embeddings of texts, in batches (progress after each), by the model that wrote the store's vectors."""
+        self.check_model()
         batch = config.EMBED_BATCH_SIZE * 4
         parts = []
         for start in range(0, len(texts), batch):
@@ -113,20 +115,48 @@ class Writer:
     ) -> None:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
         bring the indexes up to date. Durable once this returns."""
-        self._check_model()
+        self._record_model(records)
         self.store.insert(records, edges, also=also)
         self.indexes.apply(records, edges)
 
-    def _check_model(self) -> None:
-        """A store is searched with the model that wrote it; refuse to mix models silently."""
-        stored = self.store.get_meta("embedding_model")
-        if stored is None:
-            self.store.set_meta("embedding_model", self.embedder.name)
-        elif stored != self.embedder.name:
-            raise StoreError(
-                f"this store was written with embedding model {stored!r}, not {self.embedder.name!r}; "
-                "open it with the same model"
+    def check_model(self) -> None:
+        """A store is searched and written only with the model that wrote its vectors; another is refused.
+
+        Checked by name before anything is embedded (so before the model loads; reads that embed nothing,
+        like `get` or `list`, work with any model), and by vector width on each write."""
+        if self._model_checked:
+            return
+        stored = self.store.get_meta(config.EMBEDDING_MODEL_META_KEY)
+        if stored is not None and config.canonical_model_name(stored) != config.canonical_model_name(
+            self.embedder.name
+        ):
+            raise EmbeddingModelMismatchError(
+                f"this store's vectors were written by embedding model {stored!r}{self._dimension_note()}, but it "
+                f"is opened with {self.embedder.name!r}; open it with {config.MODEL_ENV}={stored} "
+                "(vectors of different models must not be mixed), or index into a new data directory"
             )
+        self._model_checked = stored is not None  # a store's model never changes once recorded
+
+    def _dimension_note(self) -> str:
+        dimension = self.store.get_meta(config.EMBEDDING_DIMENSION_META_KEY)
+        return f" ({dimension} dimensions)" if dimension else ""
+
+    def _record_model(self, records: Sequence[MemoryRecord]) -> None:
+        """Remember the model and vector width of the first write; refuse vectors of another width later."""
+        self.check_model()
+        widths = {int(r.embedding.shape[-1]) for r in records}
+        stored = self.store.get_meta(config.EMBEDDING_DIMENSION_META_KEY)
+        expected = {int(stored)} if stored else widths
+        if len(widths | expected) > 1:
+            raise EmbeddingModelMismatchError(
+                f"this store holds {stored or min(expected)}-dimension vectors of embedding model "
+                f"{self.store.get_meta(config.EMBEDDING_MODEL_META_KEY) or self.embedder.name!r}; "
+                f"{self.embedder.name!r} gave {', '.join(str(w) for w in sorted(widths))}-dimension vectors"
+            )
+        if self.store.get_meta(config.EMBEDDING_MODEL_META_KEY) is None:
+            self.store.set_meta(config.EMBEDDING_MODEL_META_KEY, config.canonical_model_name(self.embedder.name))
+        if stored is None and widths:
+            self.store.set_meta(config.EMBEDDING_DIMENSION_META_KEY, str(widths.pop()))
 
     # --- whole operations ------------------------------------------------------------------------------
     def remember(self, requests: Sequence[RememberRequest], progress: Progress | None = None) -> list[Memory]:

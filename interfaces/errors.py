@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from engine.errors import (
     AmbiguousEntityError,
     AmbiguousMemoryIdError,
+    EmbeddingModelMismatchError,
     ExtractorError,
     HebbsError,
     IngestError,
@@ -41,6 +42,8 @@ ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
     (MemoryNotFoundError, Outcome(2, 404, "NOT_FOUND")),
     (ExtractorError, Outcome(1, 502, "UNAVAILABLE")),
     (IngestError, Outcome(2, 422, "INVALID_ARGUMENT")),
+    # The caller chose the wrong model for this store: theirs to fix, like bad input.
+    (EmbeddingModelMismatchError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (StoreError, Outcome(1, 503, "UNAVAILABLE")),
     (ModelLoadError, Outcome(1, 503, "UNAVAILABLE")),
 )

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine import MemoryEngine
+from engine.embedding import Embedder
 from engine.errors import StoreError
 from engine.store.records import RecordStore
 from interfaces.cli import main
@@ -54,22 +55,24 @@ def test_a_full_disk_is_a_store_error_and_loses_nothing_acknowledged(tmpfs: Path
         assert engine.list_page(limit=1).total == len(acknowledged)  # and the failed one left nothing behind
 
 
-def test_a_read_only_store_can_be_read_not_written(tmpfs: Path) -> None:
+def test_a_read_only_store_can_be_read_not_written(tmpfs: Path, embedder: Embedder) -> None:
     written = tmpfs / "data"
-    with MemoryEngine(written, embedder=HashEmbedder()) as engine:
+    # The real model: the CLI below recalls with the configured model, and a store is searched only with the
+    # model that wrote it.
+    with MemoryEngine(written, embedder=embedder) as engine:
         kept = engine.remember("The cooling fan of rack 7 was replaced.", entity_id="rack-7")
     data = tmpfs.parent / "read-only-view"  # the same files through a read-only bind mount
     data.mkdir()
     assert _run("mount", "--bind", str(written), str(data)).returncode == 0
     try:
         assert _run("mount", "-o", "remount,bind,ro", str(data)).returncode == 0
-        _read_only_checks(data, kept.id, kept.content)
+        _read_only_checks(data, kept.id, kept.content, embedder)
     finally:
         _run("umount", "-l", str(data))
 
 
-def _read_only_checks(data: Path, kept_id: str, content: str) -> None:
-    with MemoryEngine(data, embedder=HashEmbedder()) as engine:
+def _read_only_checks(data: Path, kept_id: str, content: str, embedder: Embedder) -> None:
+    with MemoryEngine(data, embedder=embedder) as engine:
         assert engine.get(kept_id).content == content
         assert [m.id for m in engine.list_memories(entity_id="rack-7")] == [kept_id]
         found = engine.recall(content, strategies=["similarity"], top_k=1)  # needs Chroma, opened read-only
