@@ -31,9 +31,6 @@ EMBEDDING_MODEL_ALIASES = {"minilm": DEFAULT_EMBEDDING_MODEL, "mpnet": MPNET_EMB
 EMBEDDING_MODEL_META_KEY = "embedding_model"
 EMBEDDING_DIMENSION_META_KEY = "embedding_dimension"
 EMBED_BATCH_SIZE = 64
-# A write of at least this many texts embeds them while spaCy extracts their structures on a side thread
-# (below it, the thread costs more than it saves).
-OVERLAP_MIN_TEXTS = 8
 # Backends: "onnx" (default: onnxruntime on a graph exported once from the bundled weights; no torch at run
 # time) or "torch" (sentence-transformers on torch). Both give the same vectors.
 EMBEDDING_BACKEND_ENV = "HEBBS_EMBEDDING_BACKEND"

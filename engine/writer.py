@@ -12,7 +12,6 @@ import dataclasses
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -62,21 +61,14 @@ class Writer:
         self, texts: Sequence[str], progress: Progress | None = None, reuse: dict[str, np.ndarray] | None = None
     ) -> tuple[np.ndarray, list[dict[str, Any]]]:
         """Embeddings and structures of texts (texts found in `reuse` keep that vector; it gains the new
-        ones). For a batch the two models run at once: spaCy parses on a side thread while the embedder
-        runs here (onnxruntime and torch release the GIL while they compute, so each takes a core; in
-        sequence a batched write cost the sum of the two)."""
+        ones). One model after the other: spaCy on a side thread beside the embedder was measured slower on
+        two cores unless the machine was saturated (the embedder already runs two threads)."""
         known = reuse if reuse is not None else {}
-        todo = list(dict.fromkeys(t for t in texts if t not in known))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), []
-        if len(texts) < config.OVERLAP_MIN_TEXTS:
-            known.update(zip(todo, self.embed(todo, progress), strict=True))
-            structures = self.extractor.extract(texts)
-        else:
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-structure") as side:
-                parsing = side.submit(self.extractor.extract, texts)
-                known.update(zip(todo, self.embed(todo, progress), strict=True))
-                structures = parsing.result()
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        known.update(zip(todo, self.embed(todo, progress), strict=True))
+        structures = self.extractor.extract(texts)
         return np.stack([known[t] for t in texts]).astype(np.float32, copy=False), structures
 
     def reusable_vectors(self, ids: Sequence[str], kind: MemoryKind | None = None) -> dict[str, np.ndarray]:

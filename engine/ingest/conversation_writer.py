@@ -92,7 +92,7 @@ def write_conversations(
         phases["writing"] += time.perf_counter() - mark
         mark = time.perf_counter()
         texts = [m.content for m in memories]
-        embeddings, structures = writer.embed_and_extract(texts, reuse=vectors)  # the two models at once
+        embeddings, structures = writer.embed_and_extract(texts, reuse=vectors)
         phases["embedding"] += time.perf_counter() - mark
         mark = time.perf_counter()
         ids = dict(plan.keep)
