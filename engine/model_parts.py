@@ -10,18 +10,15 @@ the parts are installed but the model cache was cleared. Nothing is downloaded h
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import importlib.metadata
 import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import config
+from engine import config, model_files
 from engine.errors import ModelLoadError
 
 
@@ -64,7 +61,7 @@ def ensure_assembled(name: str, cache_dir: Path | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
-    with _locked(target.parent / f".{name}.lock"):
+    with model_files.cache_lock(target.parent / f".{name}.lock"):
         if not _complete(target, model):
             _assemble(model, _part_files(model), target)
     return target
@@ -73,16 +70,6 @@ def ensure_assembled(name: str, cache_dir: Path | None = None) -> Path:
 def _complete(folder: Path, model: SplitModel) -> bool:
     weights = folder / "model.safetensors"
     return weights.is_file() and weights.stat().st_size == model.weights_bytes and (folder / "modules.json").is_file()
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _part_files(model: SplitModel) -> list[Path]:

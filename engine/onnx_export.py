@@ -9,13 +9,10 @@ bundled weights, and is checked against torch's own output before it is installe
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import logging
 import os
 import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,23 +44,13 @@ def ensure_exported(model: str | None = None, cache_dir: Path | None = None, pre
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
-    with _locked(target.parent / ".export.lock"):
+    with model_files.cache_lock(target.parent / ".export.lock"):
         if not target.is_file():
             if source is not None:
                 _quantise(model_dir, source, target)
             else:
                 _export(model_dir, target)
     return target
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _export(model_dir: Path, target: Path) -> None:
