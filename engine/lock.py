@@ -12,9 +12,11 @@ notebook or a test may open the same data dir twice, or close and reopen it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -36,6 +38,9 @@ try:  # POSIX
     def _unlock(handle: IO[str]) -> None:
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
+    def _lock(handle: IO[str]) -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
 except ImportError:  # pragma: no cover - Windows
     import msvcrt
 
@@ -50,6 +55,10 @@ except ImportError:  # pragma: no cover - Windows
     def _unlock(handle: IO[str]) -> None:
         handle.seek(0)
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+    def _lock(handle: IO[str]) -> None:
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -121,3 +130,15 @@ class DataDirLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+@contextlib.contextmanager
+def cache_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` while a model file is written into the cache, so two processes that both
+    find it missing (make setup beside a first recall) do not write it twice."""
+    with path.open("a") as handle:
+        _lock(handle)
+        try:
+            yield
+        finally:
+            _unlock(handle)

@@ -6,11 +6,8 @@ imports the other's heavy dependencies.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 from engine import config
@@ -122,14 +119,3 @@ def pooling_mode(model_dir: Path) -> str:
         raise ModelLoadError(f"unsupported pooling in {path}: only mean or CLS pooling is exported to ONNX")
     return "mean"
 
-
-@contextlib.contextmanager
-def cache_lock(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` while a model file is written into the cache, so two processes that both
-    find it missing (make setup beside a first recall) do not write it twice."""
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -18,8 +18,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine import config, model_files
+from engine import config
 from engine.errors import ModelLoadError
+from engine.lock import cache_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ def ensure_assembled(name: str, cache_dir: Path | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
-    with model_files.cache_lock(target.parent / f".{name}.lock"):
+    with cache_lock(target.parent / f".{name}.lock"):
         if not _complete(target, model):
             _assemble(model, _part_files(model), target)
     return target

@@ -20,6 +20,7 @@ import numpy as np
 
 from engine import config, model_files
 from engine.errors import ModelLoadError
+from engine.lock import cache_lock
 
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "sentence_embedding"
@@ -44,7 +45,7 @@ def ensure_exported(model: str | None = None, cache_dir: Path | None = None, pre
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
-    with model_files.cache_lock(target.parent / ".export.lock"):
+    with cache_lock(target.parent / ".export.lock"):
         if not target.is_file():
             if source is not None:
                 _quantise(model_dir, source, target)

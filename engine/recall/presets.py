@@ -72,10 +72,10 @@ RECOMMENDED = RecallPreset(
     FusionSettings(
         weights=MappingProxyType(
             {"similarity": 1.0, "similarity_window": 0.25, "lexical": 0.3, "lexical_window": 0.8,
-             "entity_named": 0.3}
+             "entity_named": 1.0}
         ),
-        neighbour_weight=0.15,
-        episode_weight=0.1,
+        neighbour_weight=0.3,
+        episode_weight=0.3,
         exact_search=True,
     ),
 )
