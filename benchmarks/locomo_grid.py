@@ -25,9 +25,9 @@ GRID: Mapping[str, tuple[float, ...]] = {
     "similarity_window": (0.25, 0.5, 1.0),
     "lexical": (0.15, 0.3, 0.6),
     "lexical_window": (0.5, 0.8, 1.1),
-    "entity_named": (0.0, 0.1, 0.2, 0.3),
-    "neighbour_weight": (0.0, 0.15),
-    "episode_weight": (0.0, 0.1, 0.2),
+    "entity_named": (0.0, 0.3, 1.0, 1.5),
+    "neighbour_weight": (0.15, 0.3),
+    "episode_weight": (0.1, 0.3),
 }
 WEIGHT_KEYS = ("similarity_window", "lexical", "lexical_window", "entity_named")
 
