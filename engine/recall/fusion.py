@@ -73,11 +73,8 @@ def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[
     words = set(terms(inp.request.cue))
     if not words:
         return {}
-    named = {}
-    for memory_id, entity in entities.items():
-        if entity is not None and set(terms(entity.replace("_", " "))) & words:
-            named[memory_id] = 1.0
-    return named
+    hit = {e: bool(set(terms(e.replace("_", " "))) & words) for e in set(entities.values()) if e is not None}
+    return {memory_id: 1.0 for memory_id, entity in entities.items() if entity is not None and hit[entity]}
 
 
 def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:

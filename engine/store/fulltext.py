@@ -303,6 +303,10 @@ def prepare(conn: sqlite3.Connection) -> None:
     conn.create_function("fts_size", 1, _first_varint, deterministic=True)
 
 
+_STEMS: dict[tuple[str, ...], list[str]] = {}  # cue words -> index terms (one tokenizer for every store)
+_STEMS_KEPT = 4096
+
+
 def _views(cur: sqlite3.Cursor) -> None:
     """Temp-schema fts5vocab views over each table (terms per document, documents per term) and a scratch
     table with the same tokenizer that turns cue words into the index's stemmed terms."""
@@ -318,11 +322,18 @@ def stems(cur: sqlite3.Cursor, words: Sequence[str]) -> list[str]:
     """The index terms of the given words (Porter stems, as the tables' own tokenizer makes them), in order,
     without repeats. Computed by SQLite's tokenizer itself, so a cue and the index can never disagree."""
     _views(cur)
+    key = tuple(words)
+    if key in _STEMS:  # every table and store tokenizes alike (`porter unicode61`): a recall stems once
+        return list(_STEMS[key])
     cur.execute("DELETE FROM temp.cue_terms")
     cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(words, start=1)))
     rows = list(cur.execute("SELECT doc, offset, term FROM temp.cue_terms_instance ORDER BY doc, offset"))
     cur.execute("DELETE FROM temp.cue_terms")
-    return list(dict.fromkeys(r[2] for r in rows))
+    found = list(dict.fromkeys(r[2] for r in rows))
+    if len(_STEMS) >= _STEMS_KEPT:
+        _STEMS.clear()
+    _STEMS[key] = found
+    return list(found)
 
 
 def totals(cur: sqlite3.Cursor, table: str) -> tuple[int, float]:

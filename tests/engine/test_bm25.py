@@ -80,6 +80,18 @@ def test_cue_words_become_the_index_terms_and_the_totals_come_from_fts5(cur: sql
     assert fulltext.bm25(cur, "memory_text", [], 10, 0.7, 0.0) == []
 
 
+def test_stems_are_remembered_per_cue_and_handed_out_as_copies(cur: sqlite3.Cursor) -> None:
+    first = fulltext.stems(cur, ["Walking", "parks"])
+    first.append("mutated")
+    statements: list[str] = []
+    cur.connection.set_trace_callback(statements.append)
+    try:
+        assert fulltext.stems(cur, ["Walking", "parks"]) == ["walk", "park"]
+    finally:
+        cur.connection.set_trace_callback(None)
+    assert not any("cue_terms (rowid" in s for s in statements)  # the second call did not tokenize again
+
+
 def test_varints_read_as_sqlite_writes_them() -> None:
     assert fulltext._varints(bytes([0x05, 0x81, 0x00, 0xFF, 0x7F])) == [5, 128, 16383]
 
