@@ -313,15 +313,6 @@ class RecordStore:
         with self._lock:
             return fulltext.followed_by(self._conn.cursor(), ids)
 
-    def entity_ids(self, ids: Sequence[str]) -> dict[str, str]:
-        """The entity id of each given memory that has one."""
-        found: dict[str, str] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, entity_id FROM memories WHERE entity_id IS NOT NULL AND id IN ({marks})"
-            found.update((r[0], r[1]) for r in self._query(sql, chunk))
-        return found
-
     def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
         """Episode key, embedding (or None) and entity id of the given memories that exist, in one read: what a
         fused recall needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS`
@@ -605,10 +596,7 @@ class RecordStore:
             cur.execute("DELETE FROM edges WHERE json_extract(attrs, '$.origin') = ?", (origin,))
             cur.executemany(
                 "INSERT OR IGNORE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-                [
-            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
-            for e in edges
-        ],
+                [_edge_params(e) for e in edges],
             )
             _refresh_windows(cur, [*removed, *edges])  # windows around edges that went or came
             if also is not None:
@@ -685,13 +673,15 @@ def _record_params(r: MemoryRecord) -> tuple[Any, ...]:
     )
 
 
+def _edge_params(e: Edge) -> tuple[Any, ...]:
+    # Most edges carry no attributes: "{}" without a json.dumps call each (bulk writes add thousands).
+    return (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+
+
 def _insert_edges(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     cur.executemany(
         "INSERT OR REPLACE INTO edges (source, target, type, confidence, attrs) VALUES (?, ?, ?, ?, ?)",
-        [
-            (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
-            for e in edges
-        ],
+        [_edge_params(e) for e in edges],
     )
 
 
