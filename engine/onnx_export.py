@@ -9,10 +9,12 @@ bundled weights, and is checked against torch's own output before it is installe
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +80,7 @@ def _export(model_dir: Path, target: Path) -> None:
     sample = tokenizer(["an example sentence to trace", "short"], padding=True, return_tensors="pt")
     args = tuple(sample.get(name, torch.zeros_like(sample["input_ids"])) for name in INPUT_NAMES)
     axes = {0: "batch", 1: "tokens"}
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".export-", suffix=".onnx")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with _staged(target, ".export-", f"could not export {model_dir} to ONNX") as tmp:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer and deprecation chatter; the check below is what counts
             torch.onnx.export(
@@ -96,13 +95,6 @@ def _export(model_dir: Path, target: Path) -> None:
                 do_constant_folding=True,
             )
         _check(pooled, tokenizer, tmp)
-        os.replace(tmp, target)
-    except ModelLoadError:
-        raise
-    except Exception as exc:
-        raise ModelLoadError(f"could not export {model_dir} to ONNX: {exc}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _quantise(model_dir: Path, source: Path, target: Path) -> None:
@@ -112,10 +104,7 @@ def _quantise(model_dir: Path, source: Path, target: Path) -> None:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
         raise ModelLoadError(f"int8 quantisation needs onnxruntime's quantization tools and `onnx`: {exc}") from exc
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".quantise-", suffix=".onnx")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
+    with _staged(target, ".quantise-", f"could not quantise {source} to int8") as tmp:
         previous = logging.root.manager.disable
         logging.disable(logging.WARNING)  # "consider pre-processing": advice for calibrated static quantisation
         try:
@@ -130,11 +119,23 @@ def _quantise(model_dir: Path, source: Path, target: Path) -> None:
             raise ModelLoadError(
                 f"the int8 graph disagrees with fp32 (cosine {cosine:.4f} < {config.MIN_INT8_COSINE}); not installed"
             )
+
+
+@contextlib.contextmanager
+def _staged(target: Path, prefix: str, failure: str) -> Iterator[Path]:
+    """A temporary file beside `target` to write a graph into; moved onto `target` only if the block ends
+    without error (a reader never sees half a graph), removed in every case. Any error other than a
+    ModelLoadError becomes one, `failure: <error>`."""
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".onnx")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
         os.replace(tmp, target)
     except ModelLoadError:
         raise
     except Exception as exc:
-        raise ModelLoadError(f"could not quantise {source} to int8: {exc}") from exc
+        raise ModelLoadError(f"{failure}: {exc}") from exc
     finally:
         tmp.unlink(missing_ok=True)
 
