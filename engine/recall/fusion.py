@@ -89,22 +89,19 @@ def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
 def _cosines(
     inp: RecallInputs,
     pool: Sequence[str],
+    outside: Sequence[str],
     adjacent: Mapping[str, set[str]],
     rows: Mapping[str, FusionRow],
     windows: bool,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
-    vector: the sum of its own and its same-episode followed_by neighbours' embeddings. Both come from the
-    record store at recall time (`rows`: episode key and embedding of the pool and, for windows, of the
-    pool's neighbours), so they follow every write and forget like the text windows."""
+    vector: the sum of its own and its same-episode followed_by neighbours' embeddings (`outside`: those
+    neighbours not in the pool). Both come from the record store at recall time (`rows`: episode key and
+    embedding of the pool and its neighbours), so they follow every write and forget like the text windows."""
     cue = inp.cue_embedding
     if cue is None:
         return {}, {}
-    outside: list[str] = []
-    if windows:
-        members = set(pool)
-        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)
-    ids = [i for i in dict.fromkeys([*pool, *outside]) if i in rows]
+    ids = [i for i in dict.fromkeys([*pool, *(outside if windows else ())]) if i in rows]
     if not ids:
         return {}, {}
     row = {i: n for n, i in enumerate(ids)}
@@ -198,17 +195,17 @@ def frame(
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
     windows = windows and Strategy.SIMILARITY in hit_lists
-    wanted = pool
+    outside: list[str] = []
     if windows and inp.cue_embedding is not None:  # the window vectors need the pool's neighbours too
         members = set(pool)
-        wanted = [*pool, *sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)]
+        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)
     # One read for every candidate: episode key and embedding (also drops anything forgotten meanwhile).
-    rows = inp.rows(wanted)
+    rows = inp.rows([*pool, *outside])
     pool = [i for i in pool if i in rows]
     if not pool:
         return EMPTY_FRAME
     live = {i: rows[i][0] for i in pool}
-    cosine, window_cosine = _cosines(inp, pool, adjacent, rows, windows)
+    cosine, window_cosine = _cosines(inp, pool, outside, adjacent, rows, windows)
     signals = _signals(hit_lists, cosine, window_cosine)
     if entities and Strategy.LEXICAL in hit_lists:
         signals["entity_named"] = entity_named(inp, {i: rows[i].entity_id for i in pool})
