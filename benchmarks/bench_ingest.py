@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.machine import describe, peak_rss_mib
-from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display
+from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display, write_json
 from engine import MemoryEngine, MemoryKind
 from engine.clock import ManualClock
 from engine.config import SPACY_BATCH_SIZE
@@ -153,8 +153,7 @@ def main() -> None:
     )
     print(json.dumps(result))
     if args.save:
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        (RESULTS_DIR / "ingest.json").write_text(json.dumps(result, indent=2) + "\n")
+        write_json(RESULTS_DIR / "ingest.json", result)
 
 
 if __name__ == "__main__":

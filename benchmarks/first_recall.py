@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cold_start
-from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display
+from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display, write_json
 
 CUE = "why did the deploy fail?"
 HEAVY = ("chromadb", "onnxruntime", "tokenizers", "numpy", "interfaces", "engine", "click", "rich", "streamlit")
@@ -128,8 +128,7 @@ def main() -> None:
     result = run(max(1, args.runs))
     print(json.dumps(result, indent=2))
     if args.save:
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        (RESULTS_DIR / "first_recall.json").write_text(json.dumps(result, indent=2) + "\n")
+        write_json(RESULTS_DIR / "first_recall.json", result)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import numpy as np
 
 from benchmarks import locomo, locomo_eval
 from benchmarks.embed_cache import cached_vectors, vector_key
-from benchmarks.paths import RESULTS_DIR, display, locomo_path
+from benchmarks.paths import RESULTS_DIR, display, locomo_path, write_json
 from benchmarks.progress import log
 from engine.embedding import OnnxEmbedder
 
@@ -130,8 +130,7 @@ def main() -> None:
     result = run(args)
     print(json.dumps(result, indent=2))
     if args.save:
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        (RESULTS_DIR / "int8.json").write_text(json.dumps(result, indent=2) + "\n")
+        write_json(RESULTS_DIR / "int8.json", result)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO_ROOT / "benchmarks" / "results"
@@ -32,3 +34,9 @@ def display(path: Path) -> str:
         return os.path.relpath(path.resolve(), REPO_ROOT)
     except ValueError:
         return path.name
+
+
+def write_json(path: Path, data: Any) -> None:
+    """A results file as the benchmarks keep them: indented JSON with a final newline, its folder made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")

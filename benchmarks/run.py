@@ -169,7 +169,7 @@ def _other_model(args: argparse.Namespace, desc: dict[str, Any], started: float)
         return 1
     summary = model_compare.summary(entry, model.name, paths.locomo_path(args.locomo))
     locomo_data.setdefault("models", {})[model.name] = summary
-    _write_json(locomo_path, locomo_data)
+    paths.write_json(locomo_path, locomo_data)
     log(f"wrote {paths.display(locomo_path)} (models / {model.name})")
     perf_data = json.loads(perf_path.read_text()) if perf_path.exists() else None
     if perf_data is not None:
@@ -180,11 +180,6 @@ def _other_model(args: argparse.Namespace, desc: dict[str, Any], started: float)
     out = report.write(perf_data, loc, desc, args.docs_dir, "make bench-locomo", None, scale)
     log(f"wrote {paths.display(out)} in {(time.perf_counter() - started) / 60:.1f} min")
     return 0
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def main(argv: list[str] | None = None, model: Any = None) -> int:
@@ -231,7 +226,7 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
     if not args.skip_perf:
         perf_data = _perf(args, model)
         perf_data["machine"] = desc
-        _write_json(perf_path, perf_data)
+        paths.write_json(perf_path, perf_data)
         log(f"wrote {paths.display(perf_path)}")
     elif perf_path.exists():
         # LoCoMo alone (`make bench-locomo`): the docs keep the speed section of the last full run.
@@ -243,7 +238,7 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
         previous = json.loads(locomo_path.read_text()) if locomo_path.exists() and not args.smoke else {}
         if "models" in previous:  # the other models' figures (`--model`) stay until they are rerun
             locomo_data["models"] = previous["models"]
-        _write_json(locomo_path, locomo_data)
+        paths.write_json(locomo_path, locomo_data)
         log(f"wrote {paths.display(locomo_path)}")
     elif locomo_path.exists() and not args.smoke:
         # Speed alone (`--skip-locomo`): the docs keep the LoCoMo section of the last run that measured it.
@@ -251,7 +246,7 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
     elapsed = time.perf_counter() - started
     if perf_data is not None and not args.skip_perf:
         perf_data["elapsed_s"] = round(elapsed, 1)
-        _write_json(perf_path, perf_data)
+        paths.write_json(perf_path, perf_data)
     from benchmarks import report
 
     out = report.write(perf_data, locomo_data, desc, args.docs_dir, command, elapsed, scale, int8, first)

@@ -40,7 +40,7 @@ import numpy as np
 from benchmarks import corpus as corpus_mod
 from benchmarks.embed_cache import cached_vectors, vector_key
 from benchmarks.machine import describe
-from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display
+from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display, write_json
 from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
 from benchmarks.progress import log
 from benchmarks.timing import Stopwatch, summarize
@@ -290,8 +290,7 @@ def save(args: argparse.Namespace, machine: dict[str, Any], started: float, resu
     }
     print(json.dumps(out))
     if args.save:
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        (RESULTS_DIR / "scale.json").write_text(json.dumps(out, indent=2) + "\n")
+        write_json(RESULTS_DIR / "scale.json", out)
 
 
 if __name__ == "__main__":
