@@ -50,6 +50,9 @@ class RecallInputs:
     structures: Callable[[], StructureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
     now: datetime | None = None  # the recall's "now" (recency); the facade's clock
+    # The cue without the entity names in it (engine/recall/unnamed.py), embedded with the cue when a fused
+    # recall weighs `similarity_unnamed` and the cue names an entity; None otherwise.
+    unnamed_embedding: np.ndarray | None = None
     # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
     _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
     _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
