@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import platform
+import statistics
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -74,3 +76,42 @@ def peak_rss_mib() -> float:
     import resource
 
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+class LoadSampler:
+    """The 1-minute load average, sampled on a daemon thread while a long benchmark runs.
+
+    One reading at the start says little about a run of an hour on a shared machine; `summary(since)` gives
+    min / median / max over the samples taken since a `mark()`, so each part of the run gets its own."""
+
+    def __init__(self, every_s: float = 30.0) -> None:
+        self.every_s = every_s
+        self.samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="load-sampler", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            load = _load_average()
+            if load is not None:
+                self.samples.append(load[0])
+            if self._stop.wait(self.every_s):
+                return
+
+    def start(self) -> LoadSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def mark(self) -> int:
+        """A position in the samples, for `summary(since=...)`."""
+        return len(self.samples)
+
+    def summary(self, since: int = 0) -> dict[str, Any] | None:
+        taken = list(self.samples[since:])
+        if not taken:
+            return None
+        return {"min": min(taken), "median": round(statistics.median(taken), 2), "max": max(taken),
+                "samples": len(taken), "every_s": self.every_s}

@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
 
+from benchmarks.growth import SCALE_OPS  # noqa: E402
+
 RATIO_OPS = ("similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
 
 
@@ -123,7 +125,6 @@ def locomo_categories(result: dict[str, Any], names: list[str], out: Path, k: in
     return out
 
 
-SCALE_OPS = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
 
 
 def scale_growth(sizes: list[dict[str, Any]], out: Path) -> Path | None:
@@ -132,7 +133,7 @@ def scale_growth(sizes: list[dict[str, Any]], out: Path) -> Path | None:
         return None
     ns = [s["size"] for s in sizes]
     fig, (left, middle, right) = plt.subplots(1, 3, figsize=(13, 4.2))
-    for op in SCALE_OPS:
+    for op in (op for op in SCALE_OPS if all(op in s["latency_ms"] for s in sizes)):
         left.plot(ns, [s["latency_ms"][op]["p50_ms"] for s in sizes], marker="o",
                   linestyle="--" if op == "floor" else "-", color="black" if op == "floor" else None,
                   label=op.replace("_", " "))

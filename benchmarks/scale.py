@@ -15,9 +15,11 @@ Embedding a million texts on a 2-core machine takes many hours, so the stores he
   through the engine's own write path (`remember_many` in batches of 5,000, `add_edges`).
 - Cues are embedded and parsed for real at recall time, by the same model as the floor.
 
-Each size's reads are timed round-robin with the floor (embed the cue + one raw Chroma query) exactly as
-in `benchmarks.perf`; reopen is timed in fresh processes; disk is the data directory's size; RSS per
-memory is the growth of a fresh process's RSS when the store is opened, divided by its size.
+Each size's reads (the four strategies, alone and together, and `recommended`, `hebbs recall`'s default)
+are timed round-robin with the floor (embed the cue + one raw Chroma query) exactly as in `benchmarks.perf`;
+reopen is timed in fresh processes; disk is the data directory's size; RSS per memory is the growth of a
+fresh process's RSS when the store is opened, divided by its size. The 1-minute load average is sampled
+every 30 s (per size and for the whole run), and growth exponents per decade are saved with the sizes.
 A size that is projected not to fit in what is left of `--budget-minutes` (from the previous size's
 build rate) is replaced by the largest multiple of 50,000 that does, and the run says so.
 """
@@ -39,17 +41,18 @@ import numpy as np
 
 from benchmarks import corpus as corpus_mod
 from benchmarks.embed_cache import cached_vectors, vector_key
-from benchmarks.machine import describe
+from benchmarks.growth import growth
+from benchmarks.machine import LoadSampler, describe
 from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display, write_json
 from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
 from benchmarks.progress import log
 from benchmarks.timing import Stopwatch, summarize
-from engine import MemoryEngine, NewMemory
+from engine import MemoryEngine, NewMemory, build_request
 from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
 from engine.embedding import create_embedder
 
-STRATEGIES = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four")
+STRATEGIES = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four", "recommended")
 PERTURBATION = 0.45  # noise norm relative to the unit base vector: cosine to the base about 0.91
 WRITE_CHUNK = 5000
 FIT_MARGIN = 0.8  # the build rate falls as the store grows: plan on 80% of the time left
@@ -127,7 +130,8 @@ def assign_bases(corp: corpus_mod.Corpus, base: corpus_mod.Corpus, seed: int) ->
 
 
 def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], structures: dict[str, dict[str, Any]],
-             model: Any, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+             model: Any, args: argparse.Namespace, work: Path, load: LoadSampler) -> dict[str, Any]:
+    load_mark = load.mark()
     with Stopwatch() as sw_gen:
         corp = corpus_mod.generate(n, args.seed) if n != base.n else base
         bases = assign_bases(corp, base, args.seed)
@@ -171,6 +175,8 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     linked = {ids[source] for source, *_ in corp.edges}
     seeds = [i for i in ids[:: max(1, n // 500)] if i in linked] or ids[:1]
     ops = {k: v for k, v in read_ops(engine, model, args.top_k, seeds).items() if k in STRATEGIES}
+    # `hebbs recall`'s default (similarity + lexical, fused): the lexical part grows with how often cue words occur.
+    ops["recommended"] = lambda cue, i: engine.retrieve(build_request(cue.text, top_k=args.top_k, preset="recommended"))
     reads = time_reads(ops, cues, args.warmup, f"{n:,}")
     engine.close()
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -200,6 +206,7 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         "rss_open_mib": round(rss_open, 1),
         "rss_store_mib": round(rss_open - rss_before, 1),
         "rss_kib_per_memory": round((rss_open - rss_before) * 1024 / n, 2),
+        "load_average_1min": load.summary(load_mark),  # while this size was built, reopened and read
     }
 
 
@@ -220,6 +227,7 @@ def main() -> None:
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
     started = time.perf_counter()
+    load = LoadSampler().start()
     machine = describe()
     model = create_embedder()
     base = corpus_mod.generate(args.base, args.seed)
@@ -238,15 +246,16 @@ def main() -> None:
                 n = _size_that_fits(n, results[-1], args, started, skipped)
                 if n is None:
                     continue
-            results.append(run_size(n, base, vectors, structures, model, args, work))
+            results.append(run_size(n, base, vectors, structures, model, args, work, load))
             r = results[-1]
-            save(args, machine, started, results, skipped)
+            save(args, machine, started, results, skipped, load)
             log(f"size {n:,}: " + ", ".join(f"{k} p50 {v['p50_ms']:.1f} ms" for k, v in r["latency_ms"].items())
                 + f"; reopen {r['reopen_s']} s, disk {r['disk_mib']} MiB, RSS {r['rss_kib_per_memory']} KiB/memory")
     finally:
         if args.work_dir is None:
             shutil.rmtree(work, ignore_errors=True)
-    save(args, machine, started, results, skipped)
+    save(args, machine, started, results, skipped, load)
+    load.stop()
 
 
 def _size_that_fits(
@@ -275,7 +284,7 @@ def _size_that_fits(
 
 
 def save(args: argparse.Namespace, machine: dict[str, Any], started: float, results: list[dict[str, Any]],
-         skipped: list[dict[str, Any]]) -> None:
+         skipped: list[dict[str, Any]], load: LoadSampler) -> None:
     """Print the results so far (and write them with --save): after every size, so a long run that is
     stopped keeps what it measured."""
     out = {
@@ -285,7 +294,9 @@ def save(args: argparse.Namespace, machine: dict[str, Any], started: float, resu
         "perturbation": PERTURBATION,
         "queries": args.queries,
         "minutes": round((time.perf_counter() - started) / 60.0, 1),
+        "load_average_during_run": load.summary(),
         "sizes": results,
+        "growth": growth(results),
         "skipped": skipped,
     }
     print(json.dumps(out))
