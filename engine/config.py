@@ -166,6 +166,11 @@ INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
 # Documents analysed, embedded and committed together, batch after batch: an interrupted run keeps every
 # batch it finished, and a crash loses at most the one in progress.
 INGEST_DOCUMENT_BATCH = 8
+# Run the models side by side: at ingest spaCy parses the next batch on a thread while the current one is
+# drafted and the previous one embedded; a batched remember embeds on a thread while spaCy extracts the
+# structures. Both models release the GIL in their heavy loops. False: one step after another (the same
+# results; tests compare the two).
+OVERLAP_MODELS = True
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"

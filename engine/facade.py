@@ -63,6 +63,7 @@ from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import with_matched_terms
 from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
+from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
 from engine.uploads import remove_unreferenced_uploads
@@ -542,7 +543,7 @@ class MemoryEngine:
             parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
         if request.needs_cue_embedding:
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
-        cue_embedding = self._writer.embed([request.cue])[0] if request.needs_cue_embedding else None
+        cue_embedding, unnamed_embedding = self._cue_embeddings(request)
         cue_structure: dict[str, Any] = parsing.result()[0] if parsing is not None else {}
         indexes = self._indexes
         inputs = RecallInputs(
@@ -558,8 +559,21 @@ class MemoryEngine:
             now=self.clock.now(),
             candidates=indexes.candidates,
             postings=indexes.lexical_postings(),
+            unnamed_embedding=unnamed_embedding,
         )
         return inputs
+
+    def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
+        entity of the store, the embedding of the cue without that name: one batch of two for the model."""
+        if not request.needs_cue_embedding:
+            return None, None
+        cue_unnamed = None
+        weighed = request.fused and request.fusion.weight("similarity_unnamed") > 0
+        if weighed and Strategy.SIMILARITY in request.strategies:
+            cue_unnamed = unnamed(request.cue, self._indexes.timeline.entities())
+        vectors = self._writer.embed([request.cue] if cue_unnamed is None else [request.cue, cue_unnamed])
+        return vectors[0], (vectors[1] if cue_unnamed is not None else None)
 
     def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
         strategies = inputs.request.strategies

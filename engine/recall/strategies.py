@@ -57,6 +57,9 @@ class RecallInputs:
     exact: bool = False
     # BM25 from posting lists in memory; None: computed in SQL (`RecordStore.lexical_search`).
     postings: LexicalPostings | None = None
+    # The cue without the entity names in it (engine/recall/unnamed.py), embedded with the cue when a fused
+    # recall weighs `similarity_unnamed` and the cue names an entity; None otherwise.
+    unnamed_embedding: np.ndarray | None = None
     # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
     _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
     _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
