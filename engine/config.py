@@ -92,6 +92,8 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
+# Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
+STORED_EPISODE_CACHE = 4096
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}

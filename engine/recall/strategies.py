@@ -15,7 +15,7 @@ import numpy as np
 
 from engine import config
 from engine.analogy.mapping import Mapping, map_episodes, self_score
-from engine.analogy.text import episode
+from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
 from engine.errors import MemoryNotFoundError
 from engine.index.candidates import CandidateTable
@@ -24,9 +24,9 @@ from engine.index.graph import GraphIndex, Reached
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
-from engine.models import Strategy, StrategyDetail, iso
+from engine.models import Strategy, StrategyDetail, iso_micros
 from engine.recall import scoring
-from engine.store.records import FusionRow, RecordStore, from_micros, to_micros
+from engine.store.records import FusionRow, RecordStore, to_micros
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,9 @@ class RecallInputs:
 
     request: RecallRequest
     cue_embedding: np.ndarray | None
-    cue_structure: dict[str, Any]
+    # The cue's structure (analogical recall), asked for only where it is read: the cue's spaCy parse runs on
+    # a side thread, and the strategies that do not read it run meanwhile instead of waiting for it.
+    cue_parse: Callable[[], dict[str, Any]]
     store: RecordStore
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
@@ -67,6 +69,10 @@ class RecallInputs:
     _rows: dict[str, FusionRow] = field(default_factory=dict, compare=False, repr=False)
     _rows_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     _table: list[CandidateTable | None] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def cue_structure(self) -> dict[str, Any]:
+        return self.cue_parse()
 
     @property
     def cue_features(self) -> tuple[str, ...]:
@@ -185,13 +191,9 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         vectors = np.stack([stored[i].embedding for i in ids])  # type: ignore[misc]
         relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
     return [
-        Hit(
-            memory_id,
-            relevance_,
-            StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": iso(from_micros(created_us))}),
-        )
-        for memory_id, created_us, rank, relevance_ in zip(
-            ids.tolist(), times.tolist(), ranks.tolist(), relevance.tolist(), strict=True
+        Hit(memory_id, relevance_, StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": stamp}))
+        for memory_id, stamp, rank, relevance_ in zip(
+            ids.tolist(), iso_micros(times), ranks.tolist(), relevance.tolist(), strict=True
         )
     ]
 
@@ -279,33 +281,34 @@ def analogical(inp: RecallInputs) -> list[Hit]:
             return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]
 
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
-    stored = inp.store.structures_of(candidates) if alpha < 1 else {}
+    texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
-    cue_features = set(inp.cue_features)
     hits = []
-    mapped: dict[str, tuple[Mapping, Any]] = {}
+    mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
     for i in candidates:
-        structure = stored.get(i, {})
-        graph = episode(structure) if structure else None
-        mapping = map_episodes(cue, graph, cue_self, structure.get("self")) if graph is not None else Mapping()
-        mapped[i] = (mapping, graph)
+        stored = stored_episode(texts[i]) if i in texts else None
+        mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
+        mapped[i] = (mapping, stored)
         e_sim = max(0.0, min(1.0, embedding_sim[i]))
         relevance = alpha * e_sim + (1 - alpha) * mapping.score
         fields = {
             "embedding_similarity": e_sim,
             "structural_similarity": mapping.score,
             "alpha": alpha,
-            "shared_structure": sorted(cue_features & set(structure.get("features", []))),
+            "shared_structure": [],
             "mapping": {},
         }
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     kept = hits[: req.top_k]
-    for hit in kept:  # the mapping in words only for what is returned: describing costs as much as mapping
-        mapping, graph = mapped[hit.id]
-        if mapping.events:
-            hit.detail.fields["mapping"] = describe_mapping(mapping, cue, graph)
+    cue_features = set(inp.cue_features)
+    for hit in kept:  # the shared features and the mapping in words only for what is returned
+        mapping, stored = mapped[hit.id]
+        if stored is not None:
+            hit.detail.fields["shared_structure"] = sorted(cue_features & set(stored.features))
+            if mapping.events:  # describing costs as much as mapping
+                hit.detail.fields["mapping"] = describe_mapping(mapping, cue, stored.episode)
     return kept
 
 

@@ -566,6 +566,16 @@ class RecordStore:
                 found[r[0]] = json.loads(r[1])
         return found
 
+    def structure_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The stored structures of some memories as their JSON text, unparsed: analogical recall parses
+        each distinct text once per process (engine/analogy/text.py `stored_episode`)."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = r[1]
+        return found
+
     def stale_structures(self, version: int) -> list[tuple[str, str]]:
         """(id, content) of memories whose structure was written by another extractor version."""
         try:

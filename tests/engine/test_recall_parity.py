@@ -19,10 +19,13 @@ import numpy as np
 import pytest
 
 from engine import MemoryEngine, config
+from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
 from engine.embedding import Embedder
+from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
-from engine.models import RecallResult
+from engine.models import RecallResult, iso, iso_micros
+from engine.recall import strategies
 from engine.recall.lexical_query import terms
 from engine.store import fulltext
 from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
@@ -209,3 +212,84 @@ def test_bm25_from_posting_lists_in_memory_matches_the_sql(store_engine: MemoryE
     # A write moves the store's version: the lists are read again and the new row is found.
     added = engine.remember("webhook webhook webhook")
     assert postings.search("memory_text", ["webhook"], 1, k1, b)[0][0] == added.id
+
+
+# --- the all-four mix: its strategies' fast paths against plain versions ---------------------------------
+
+ALL_FOUR = ["similarity", "temporal", "causal", "analogical"]
+
+
+def _plain_stored_episode(text: str) -> StoredEpisode | None:
+    """The stored structure parsed from its JSON every time (no cache), as the record store's dict reads did."""
+    structure = json.loads(text)
+    if not structure:
+        return None
+    self_ = structure.get("self")
+    features = tuple(structure.get("features", []))
+    return StoredEpisode(episode(structure), features, None if self_ is None else float(self_))
+
+
+def _detailed(results: Sequence[RecallResult]) -> list[tuple[str, float, list[dict[str, object]]]]:
+    return [(r.memory.id, round(r.score, 9), [d.to_dict() for d in r.strategy_details]) for r in results]
+
+
+def test_all_four_and_each_strategy_match_their_plain_versions(
+    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Timestamps formatted in numpy, stored episodes parsed once per text, the cue's parse awaited only by
+    analogical recall: the same ranked ids, scores and every detail field as one at a time."""
+    engine = store_engine
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    mixes: list[dict[str, object]] = [
+        {"strategies": ALL_FOUR, "entity_id": speaker, "max_depth": 5},
+        {"strategies": ["analogical"]},
+        {"strategies": ["temporal"], "entity_id": speaker},
+        {"strategies": ["temporal", "similarity"], "entity_id": speaker},
+        {"strategies": ["causal", "analogical"], "max_depth": 3},
+    ]
+    fast = {(cue, i): _detailed(engine.retrieve(build_request(cue, top_k=10, **params)))
+            for cue in CUES for i, params in enumerate(mixes)}
+    assert all(fast.values())
+    assert any(d["mapping"] for v in fast.values() for _, _, ds in v for d in ds if d["strategy"] == "analogical")
+    monkeypatch.setattr(strategies, "iso_micros", lambda times: [iso(from_micros(int(t))) for t in times])
+    monkeypatch.setattr(strategies, "stored_episode", _plain_stored_episode)
+    for cue in CUES:
+        for i, params in enumerate(mixes):
+            assert _detailed(engine.retrieve(build_request(cue, top_k=10, **params))) == fast[(cue, i)]
+
+
+def test_iso_micros_formats_like_iso_of_each_time() -> None:
+    rng = np.random.default_rng(5)
+    times = np.concatenate([
+        rng.integers(-62_135_596_800_000_000, 253_402_300_799_999_999, 500),
+        rng.integers(0, 2_000_000_000, 200) * 1_000_000,  # whole seconds: no fraction printed
+        np.array([0, 1, -1, 999_999, 1_000_000]),
+    ])
+    assert iso_micros(times) == [iso(from_micros(int(t))) for t in times]
+    assert iso_micros(np.array([], dtype=np.int64)) == []
+
+
+def test_all_four_searches_the_vector_index_once_and_seeds_causal_with_the_nearest(
+    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = store_engine
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    calls: list[int] = []
+    original = VectorIndex.query
+
+    def counted(self: VectorIndex, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "query", counted)
+    seeded = 0
+    for cue in CUES:
+        calls.clear()
+        results = engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker, max_depth=5))
+        assert len(calls) == 1
+        causal = [d for r in results for d in r.strategy_details if d.strategy.value == "causal"]
+        plain = {"w_relevance": 1, "w_recency": 0, "w_importance": 0, "w_reinforcement": 0}
+        nearest = engine.retrieve(build_request(cue, top_k=1, strategies=["similarity"], scoring_weights=plain))
+        assert all(d.fields["seed_id"] == nearest[0].memory.id for d in causal)
+        seeded += len(causal)
+    assert seeded
