@@ -116,7 +116,11 @@ def _cosines(
     if not ids:
         return {}, {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
+    table = inp.table()
+    if table is not None:  # the same stored vectors, gathered from the candidate table in one step
+        matrix = table.embeddings(ids)
+    else:
+        matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
     unnamed_cosine = cosine
