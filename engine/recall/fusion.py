@@ -221,10 +221,10 @@ def frame(
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
-    adjacent = inp.store.followed_by_neighbours(found)
+    adjacent = inp.followed_by(found)
     extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
     if extra:  # the added neighbours' own neighbours, for their windows and smoothing
-        for i, linked in inp.store.followed_by_neighbours(extra).items():
+        for i, linked in inp.followed_by(extra).items():
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
     windows = windows and Strategy.SIMILARITY in hit_lists
