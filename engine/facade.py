@@ -560,6 +560,8 @@ class MemoryEngine:
             structures=lambda: indexes.structures,
             excluded=frozenset(indexes.revision_ids()),
             now=self.clock.now(),
+            candidates=indexes.candidates,
+            postings=indexes.lexical_postings(),
             unnamed_embedding=unnamed_embedding,
         )
         return inputs
@@ -593,20 +595,23 @@ class MemoryEngine:
         """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
         exactly (HNSW asked for every memory) when the store is small."""
         request = inputs.request
-        ef = request.ef_search
+        ef, exact = request.ef_search, False
         if request.fusion.exact_search:
-            count = self._store.count()
+            table = inputs.table()
+            count = len(table) if table is not None else self._store.count()
             if count <= config.EXACT_SEARCH_MAX_MEMORIES:
-                ef = max(ef, count)
+                ef, exact = max(ef, count), True
         pool_k = max(request.top_k, config.FUSION_POOL)
-        wide = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k))
-        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef))
+        wide = dataclasses.replace(
+            inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k), exact=exact
+        )
+        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef), exact=exact)
         seeding = narrow
         if Strategy.SIMILARITY in request.strategies and request.seed_memory_id is None:
             # The causal seed (the cue's nearest memory) is the first of similarity's wider search: one HNSW
             # search instead of two (a wider search finds the same nearest memory, or a nearer one).
             width = max(inputs.overfetch(pool_k), ef)
-            seeding = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=width))
+            seeding = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=width), exact=exact)
 
         def run(strategy: Strategy) -> list[Hit]:
             chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow

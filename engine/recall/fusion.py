@@ -116,7 +116,11 @@ def _cosines(
     if not ids:
         return {}, {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
+    table = inp.table()
+    if table is not None:  # the same stored vectors, gathered from the candidate table in one step
+        matrix = table.embeddings(ids)
+    else:
+        matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
     unnamed_cosine = cosine
@@ -223,11 +227,11 @@ def frame(
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
-    adjacent = inp.store.followed_by_neighbours(found)
+    adjacent = inp.followed_by(found)
     extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
     windows = windows and Strategy.SIMILARITY in hit_lists
     if extra and (smoothing or windows):  # the added neighbours' own neighbours, for their windows and smoothing
-        for i, linked in inp.store.followed_by_neighbours(extra).items():
+        for i, linked in inp.followed_by(extra).items():
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
     outside: list[str] = []
