@@ -43,6 +43,9 @@ MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
 # run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
 ONNX_INTRA_OP_THREADS = 1
 ONNX_BATCH_WORKERS = 2
+# Fewer texts than this run as one sub-batch: a recall's cue and its unnamed form (two short texts) cost about
+# one run that way (18.3 vs 17.9 ms for the cue alone at load 8), twice one when split over two threads (35 ms).
+ONNX_SPLIT_MIN_TEXTS = 8
 ONNX_OPSET = 17
 # Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
 # quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
