@@ -57,6 +57,10 @@ class CandidateTable:
         table = self._rows if with_embeddings else self._plain
         return {i: table[i] for i in ids if i in table}
 
+    def embeddings(self, ids: Sequence[str]) -> np.ndarray:
+        """The stored embeddings of the given ids (each must exist), one row each, in order."""
+        return self.matrix[[self.slot[i] for i in ids]]
+
     def followed_by(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """`RecordStore.followed_by_neighbours`: both directions of the followed_by edges touching the ids."""
         out: dict[str, set[str]] = {}

@@ -25,7 +25,7 @@ from engine.embedding import Embedder
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.models import RecallResult, iso, iso_micros
-from engine.recall import strategies
+from engine.recall import fusion, strategies
 from engine.recall.lexical_query import terms
 from engine.store import fulltext
 from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
@@ -237,7 +237,8 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
     store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Timestamps formatted in numpy, stored episodes parsed once per text, the cue's parse awaited only by
-    analogical recall: the same ranked ids, scores and every detail field as one at a time."""
+    analogical recall, a fusion without smoothing that skips the pool's episodes: the same ranked ids,
+    scores and every detail field as the plain versions."""
     engine = store_engine
     speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
     mixes: list[dict[str, object]] = [
@@ -253,6 +254,8 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
     assert any(d["mapping"] for v in fast.values() for _, _, ds in v for d in ds if d["strategy"] == "analogical")
     monkeypatch.setattr(strategies, "iso_micros", lambda times: [iso(from_micros(int(t))) for t in times])
     monkeypatch.setattr(strategies, "stored_episode", _plain_stored_episode)
+    whole_frame = fusion.frame
+    monkeypatch.setattr(fusion, "frame", lambda *args, **kwargs: whole_frame(*args, **{**kwargs, "smoothing": True}))
     for cue in CUES:
         for i, params in enumerate(mixes):
             assert _detailed(engine.retrieve(build_request(cue, top_k=10, **params))) == fast[(cue, i)]
