@@ -92,6 +92,8 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
+# Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
+STORED_EPISODE_CACHE = 4096
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
@@ -199,6 +201,9 @@ LEXICAL_POOL = 100
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
+# Posting lists kept in memory for lexical search (engine/index/postings.py), in entries (8 bytes each) over
+# all terms; beyond it they are dropped and read again as cues need them.
+LEXICAL_POSTINGS_KEPT = 5_000_000
 # Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
 LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
@@ -208,5 +213,9 @@ FUSION_POOL = 100
 FUSION_RANKED_FACTOR = 4
 # Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
 EXACT_SEARCH_MAX_MEMORIES = 5000
+# Stores up to this many memories keep recall's candidate table in memory (engine/index/candidates.py: each
+# memory's episode key, entity and embedding, and the followed_by links; about 2 KiB a memory with the
+# 384-dim default model), rebuilt after each change; larger stores read each recall's pool from SQLite.
+CANDIDATE_TABLE_MAX_MEMORIES = 20_000
 # The preset `hebbs recall` uses when no strategy is named.
 DEFAULT_PRESET = "recommended"

@@ -116,7 +116,11 @@ def _cosines(
     if not ids:
         return {}, {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
+    table = inp.table()
+    if table is not None:  # the same stored vectors, gathered from the candidate table in one step
+        matrix = table.embeddings(ids)
+    else:
+        matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
     unnamed_cosine = cosine
@@ -214,20 +218,22 @@ def frame(
     windows: bool = True,
     entities: bool = True,
     unnamed: bool = True,
+    smoothing: bool = True,
 ) -> FusionFrame:
     """The pool (every hit plus its followed_by neighbours, minus anything forgotten) and its z-scores.
     `windows`: compute the window similarity signal; `entities`: the entity-named signal; `unnamed`: the
-    unnamed-cue similarity (each is skipped when its weight is 0)."""
+    unnamed-cue similarity (each is skipped when its weight is 0); `smoothing`: the same-episode neighbours
+    and episodes of the pool (skipped by a fusion that does not smooth: the frame's scores do not read them)."""
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
-    adjacent = inp.store.followed_by_neighbours(found)
+    adjacent = inp.followed_by(found)
     extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
-    if extra:  # the added neighbours' own neighbours, for their windows and smoothing
-        for i, linked in inp.store.followed_by_neighbours(extra).items():
+    windows = windows and Strategy.SIMILARITY in hit_lists
+    if extra and (smoothing or windows):  # the added neighbours' own neighbours, for their windows and smoothing
+        for i, linked in inp.followed_by(extra).items():
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
-    windows = windows and Strategy.SIMILARITY in hit_lists
     outside: list[str] = []
     if windows and inp.cue_embedding is not None:  # the window vectors need the pool's neighbours too
         members = set(pool)
@@ -237,7 +243,6 @@ def frame(
     pool = [i for i in pool if i in rows]
     if not pool:
         return EMPTY_FRAME
-    live = {i: rows[i][0] for i in pool}
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
     cosine, window_cosine, unnamed_cosine = _cosines(inp, pool, outside, adjacent, rows, windows, unnamed)
     signals = _signals(hit_lists, cosine, window_cosine, unnamed_cosine)
@@ -252,13 +257,18 @@ def frame(
         columns.append(np.array([values.get(i, missing) for i in pool], dtype=np.float64))
     raw = np.column_stack(columns) if columns else np.zeros((len(pool), 0))
     z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
-    row = {i: n for n, i in enumerate(pool)}
-    neighbours = _padded(
-        [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and live[n] == live[i]] for i in pool], -1
-    )
-    episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
-    group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
-    grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
+    if smoothing:
+        live = {i: rows[i][0] for i in pool}
+        row = {i: n for n, i in enumerate(pool)}
+        neighbours = _padded(
+            [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and live[n] == live[i]] for i in pool], -1
+        )
+        episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
+        group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
+        grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
+    else:
+        neighbours = np.full((len(pool), 1), -1, dtype=np.int64)
+        group, grouped = np.zeros(len(pool), dtype=np.int64), np.zeros(len(pool), dtype=bool)
     by_id = np.argsort(np.argsort(np.array(pool)))
     return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped, by_id)
 
@@ -268,7 +278,8 @@ def fuse(
 ) -> list[Fused]:
     """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
     table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0,
-                  entities=settings.weight("entity_named") > 0, unnamed=settings.weight("similarity_unnamed") > 0)
+                  entities=settings.weight("entity_named") > 0, unnamed=settings.weight("similarity_unnamed") > 0,
+                  smoothing=settings.smooths)
     if not table.pool:
         return []
     smoothed = table.scores(settings)
