@@ -173,9 +173,11 @@ INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
 INGEST_DOCUMENT_BATCH = 8
 # Run the models side by side: at ingest spaCy parses the next batch on a thread while the current one is
 # drafted and the previous one embedded; a batched remember embeds on a thread while spaCy extracts the
-# structures. Both models release the GIL in their heavy loops. False: one step after another (the same
-# results; tests compare the two).
-OVERLAP_MODELS = True
+# structures (both models release the GIL in their heavy loops; the stored results are the same, tests
+# compare). Off by default: on a 2-core machine shared with other jobs (load 7-10) it was no faster with fp32
+# and 0.65x the speed with int8 (the two threads' Python parts queue for the GIL while the OS preempts them);
+# `python -m benchmarks.bench_ingest` measures both settings in one run, so switch it on where that says so.
+OVERLAP_MODELS = False
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
