@@ -43,6 +43,9 @@ MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
 # run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
 ONNX_INTRA_OP_THREADS = 1
 ONNX_BATCH_WORKERS = 2
+# Fewer texts than this run as one sub-batch: a recall's cue and its unnamed form (two short texts) cost about
+# one run that way (18.3 vs 17.9 ms for the cue alone at load 8), twice one when split over two threads (35 ms).
+ONNX_SPLIT_MIN_TEXTS = 8
 ONNX_OPSET = 17
 # Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
 # quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
@@ -170,9 +173,11 @@ INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
 INGEST_DOCUMENT_BATCH = 8
 # Run the models side by side: at ingest spaCy parses the next batch on a thread while the current one is
 # drafted and the previous one embedded; a batched remember embeds on a thread while spaCy extracts the
-# structures. Both models release the GIL in their heavy loops. False: one step after another (the same
-# results; tests compare the two).
-OVERLAP_MODELS = True
+# structures (both models release the GIL in their heavy loops; the stored results are the same, tests
+# compare). Off by default: on a 2-core machine shared with other jobs (load 7-10) it was no faster with fp32
+# and 0.65x the speed with int8 (the two threads' Python parts queue for the GIL while the OS preempts them);
+# `python -m benchmarks.bench_ingest` measures both settings in one run, so switch it on where that says so.
+OVERLAP_MODELS = False
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"

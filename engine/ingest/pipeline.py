@@ -248,12 +248,12 @@ class _Run:
         self.tick("loading models", 1, 1)
 
     def index(self, fresh: list[SourceDocument]) -> list[_Written]:
-        """Batch after batch of documents: parse, draft, embed, resolve entities, commit, as a pipeline of
-        three threads (`config.OVERLAP_MODELS`): spaCy parses the next batch while this one is drafted and the
-        previous one is embedded and committed. spaCy's matrix products and onnxruntime release the GIL, so
-        the models share the cores with the Python work; the results are the same as one step after another
-        (tests/ingest/test_overlap.py). Each batch is committed as soon as its vectors are there, so an
-        interrupted run keeps every batch it finished and a rerun analyses only the rest."""
+        """Batch after batch of documents: analyse, embed, resolve entities, commit. A worker thread embeds
+        one batch while the next is analysed (onnxruntime releases the GIL). With `config.OVERLAP_MODELS` a
+        third thread parses with spaCy ahead of the drafting (its matrix products release the GIL too); the
+        results are the same either way (tests/ingest/test_overlap.py). Each batch is committed as soon as its
+        vectors are there, so an interrupted run keeps every batch it finished and a rerun analyses only the
+        rest."""
         store = self.writer.store
         registry = EntityRegistry(store)
         records = registry.load()
