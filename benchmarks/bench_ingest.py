@@ -7,13 +7,17 @@ analysis, entity resolution, dates, embedding, SQLite, Chroma and the edge pass,
 repetition. In the same process run it also times the two models alone on the same input (the "floors":
 `nlp.pipe` over the same blocks, `encode` of the same texts), so the pipeline's own cost shows as a ratio
 that holds even when other jobs share the machine. A rerun on the unchanged corpus (idempotent: nothing
-analysed again) is timed too.
+analysed again) is timed too. Each repetition also runs the same ingest with the other setting of
+`config.OVERLAP_MODELS` (the models side by side or one after another; `--no-compare` skips it), so its gain
+or loss is a ratio from the same run; the models' own CPU time gives the rate no pipeline can pass on free
+cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -23,7 +27,7 @@ from typing import Any
 
 from benchmarks.machine import describe, peak_rss_mib
 from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display, write_json
-from engine import MemoryEngine, MemoryKind
+from engine import MemoryEngine, MemoryKind, config
 from engine.clock import ManualClock
 from engine.config import SPACY_BATCH_SIZE
 from engine.embedding import create_embedder
@@ -31,6 +35,7 @@ from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.nlp import load as load_spacy
 
 TARGET_PER_SECOND = 250  # on a 2-core machine (issue 13; issue 3 asked for 150)
+_DEFAULT_OVERLAP = config.OVERLAP_MODELS
 
 
 def _documents(corpus: Path) -> list[SourceDocument]:
@@ -49,7 +54,36 @@ class _Timer:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
-def run(corpus: Path, repeat: int) -> dict[str, Any]:
+def _ingest_once(corpus: Path, embedder: Any, overlap: bool) -> tuple[dict[str, Any], Any, list[str]]:
+    """One ingest into a fresh store (models side by side or one after another), then an unchanged rerun."""
+    config.OVERLAP_MODELS = overlap
+    data = Path(tempfile.mkdtemp(prefix="hebbs-bench-ingest-"))
+    try:
+        with MemoryEngine(data, embedder=embedder, clock=ManualClock()) as engine:
+            with _Timer() as first:
+                summary = engine.ingest([corpus])
+            with _Timer() as second:
+                rerun = engine.ingest([corpus])
+            # the texts the pipeline embedded: every proposition (documents get the mean of theirs)
+            texts = [m.content for m in engine.list_memories(kind=MemoryKind.PROPOSITION, limit=1_000_000)]
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+        config.OVERLAP_MODELS = _DEFAULT_OVERLAP
+    row = {
+        "overlap": overlap,
+        "seconds": round(first.wall, 3),
+        "cpu_seconds": round(first.cpu, 3),
+        "propositions": summary.propositions_added,
+        "documents": summary.documents_indexed,
+        "propositions_per_s": round(summary.propositions_added / first.wall, 1),
+        "phase_seconds": {k: round(v, 3) for k, v in summary.phase_seconds.items()},
+        "rerun_unchanged_seconds": round(second.wall, 3),
+        "rerun_documents_unchanged": rerun.documents_unchanged,
+    }
+    return row, summary, texts
+
+
+def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
     machine = describe()
     embedder = create_embedder()  # the engine's default (ONNX)
     nlp = load_spacy()
@@ -59,55 +93,49 @@ def run(corpus: Path, repeat: int) -> dict[str, Any]:
     blocks = [b.text for d in docs for b in d.blocks]
 
     runs: list[dict[str, Any]] = []
-    spacy_s: list[float] = []
-    embed_s: list[float] = []
+    other: list[dict[str, Any]] = []
+    parse: list[_Timer] = []
+    encode: list[_Timer] = []
     for i in range(repeat):
-        data = Path(tempfile.mkdtemp(prefix="hebbs-bench-ingest-"))
-        try:
-            with MemoryEngine(data, embedder=embedder, clock=ManualClock()) as engine:
-                with _Timer() as first:
-                    summary = engine.ingest([corpus])
-                with _Timer() as second:
-                    rerun = engine.ingest([corpus])
-                wall, cpu, again = first.wall, first.cpu, second.wall
-                # the texts the pipeline embedded: every proposition (documents get the mean of theirs)
-                texts = [m.content for m in engine.list_memories(kind=MemoryKind.PROPOSITION, limit=1_000_000)]
-            runs.append(
-                {
-                    "seconds": round(wall, 3),
-                    "cpu_seconds": round(cpu, 3),
-                    "propositions": summary.propositions_added,
-                    "documents": summary.documents_indexed,
-                    "propositions_per_s": round(summary.propositions_added / wall, 1),
-                    "phase_seconds": {k: round(v, 3) for k, v in summary.phase_seconds.items()},
-                    "rerun_unchanged_seconds": round(again, 3),
-                    "rerun_documents_unchanged": rerun.documents_unchanged,
-                }
-            )
-        finally:
-            shutil.rmtree(data, ignore_errors=True)
+        # the same ingest with the other setting of config.OVERLAP_MODELS beside it, first every other time
+        # (the second of a pair ran faster on a busy machine, whichever it was)
+        if compare and i % 2:
+            other.append(_ingest_once(corpus, embedder, not _DEFAULT_OVERLAP)[0])
+        row, summary, texts = _ingest_once(corpus, embedder, _DEFAULT_OVERLAP)
+        runs.append(row)
+        if compare and not i % 2:
+            other.append(_ingest_once(corpus, embedder, not _DEFAULT_OVERLAP)[0])
         # The floors, right after each run so that both see the same machine: each model alone.
-        with _Timer() as parse:
+        with _Timer() as parsing:
             list(nlp.pipe(blocks, batch_size=SPACY_BATCH_SIZE))
-        with _Timer() as encode:
+        with _Timer() as encoding:
             embedder.encode(texts)
-        spacy_s.append(parse.wall)
-        embed_s.append(encode.wall)
+        parse.append(parsing)
+        encode.append(encoding)
         print(
-            f"run {i + 1}/{repeat}: {runs[-1]['propositions']} propositions in {wall:.2f} s "
-            f"= {runs[-1]['propositions_per_s']:.1f}/s (cpu {cpu:.1f} s); spaCy alone {spacy_s[-1]:.2f} s, "
-            f"embedding alone {embed_s[-1]:.2f} s; unchanged rerun {again:.3f} s"
+            f"run {i + 1}/{repeat}: {row['propositions']} propositions in {row['seconds']:.2f} s "
+            f"= {row['propositions_per_s']:.1f}/s (cpu {row['cpu_seconds']:.1f} s)"
+            + (f"; with the models {'one after the other' if _DEFAULT_OVERLAP else 'side by side'} "
+               f"{other[-1]['seconds']:.2f} s" if compare else "")
+            + f"; spaCy alone {parsing.wall:.2f} s, embedding alone {encoding.wall:.2f} s "
+            f"(cpu {parsing.cpu:.1f} + {encoding.cpu:.1f} s); unchanged rerun {row['rerun_unchanged_seconds']:.3f} s "
+            f"[load {os.getloadavg()[0]:.1f}]"
         )
 
     median = statistics.median(r["seconds"] for r in runs)
     best = min(r["seconds"] for r in runs)
     cpu_median = statistics.median(r["cpu_seconds"] for r in runs)
-    spacy_m, embed_m = statistics.median(spacy_s), statistics.median(embed_s)
+    spacy_m, embed_m = statistics.median(t.wall for t in parse), statistics.median(t.wall for t in encode)
+    models_cpu = statistics.median(p.cpu + e.cpu for p, e in zip(parse, encode, strict=True))
     props = runs[0]["propositions"]
-    return {
+    cores = machine["cores"] or 1
+    result: dict[str, Any] = {
         "benchmark": "ingest",
         "corpus": display(corpus),
         "machine": machine,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "embedding_precision": getattr(embedder, "precision", "fp32"),
+        "overlap_models": _DEFAULT_OVERLAP,
         "documents": runs[0]["documents"],
         "propositions": props,
         "entities": summary.entities,
@@ -119,27 +147,47 @@ def run(corpus: Path, repeat: int) -> dict[str, Any]:
         # CPU time is less disturbed by other jobs than wall time: on an idle machine with this many cores
         # the run cannot take less than cpu / cores seconds.
         "median_cpu_seconds": round(cpu_median, 3),
-        "propositions_per_s_if_cores_were_free": round(props / (cpu_median / (machine["cores"] or 1)), 1),
+        "propositions_per_s_if_cores_were_free": round(props / (cpu_median / cores), 1),
         "target_propositions_per_s": TARGET_PER_SECOND,
         "floors": {
             "spacy_seconds": round(spacy_m, 3),
             "embed_seconds": round(embed_m, 3),
             "embed_texts_per_s": round(props / embed_m, 1),
+            "spacy_cpu_seconds": round(statistics.median(t.cpu for t in parse), 3),
+            "embed_cpu_seconds": round(statistics.median(t.cpu for t in encode), 3),
+            # The two models' own CPU over all cores: no pipeline can beat this on an idle machine.
+            "models_ceiling_propositions_per_s": round(props / (models_cpu / cores), 1),
             # At best the pipeline overlaps the two models; at worst it runs them one after the other.
             "pipeline_over_models_in_sequence": round(median / (spacy_m + embed_m), 2),
             "pipeline_over_slower_model": round(median / max(spacy_m, embed_m), 2),
         },
         "peak_rss_mib": peak_rss_mib(),
     }
+    if other:
+        other_median = statistics.median(r["seconds"] for r in other)
+        result["other_mode"] = {
+            "overlap_models": not _DEFAULT_OVERLAP,
+            "runs": other,
+            "median_seconds": round(other_median, 3),
+            "median_propositions_per_s": round(props / other_median, 1),
+            "median_cpu_seconds": round(statistics.median(r["cpu_seconds"] for r in other), 3),
+        }
+        side_by_side, one_after = (median, other_median) if _DEFAULT_OVERLAP else (other_median, median)
+        # > 1: running the models side by side is faster, measured in the same run
+        result["overlap_speedup"] = round(one_after / side_by_side, 2)
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO_ROOT / "sample_data")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--save", action="store_true", help=f"write {display(RESULTS_DIR / 'ingest.json')}")
+    parser.add_argument("--no-compare", action="store_true",
+                        help="skip the same ingest with the other setting of config.OVERLAP_MODELS")
+    parser.add_argument("--save", action="store_true",
+                        help=f"write {display(RESULTS_DIR / 'ingest.json')} (ingest_int8.json with int8)")
     args = parser.parse_args()
-    result = run(args.corpus, max(1, args.repeat))
+    result = run(args.corpus, max(1, args.repeat), compare=not args.no_compare)
     floors = result["floors"]
     print(
         f"\n{result['propositions']} propositions from {result['documents']} documents: "
@@ -149,11 +197,16 @@ def main() -> None:
         f"{result['propositions_per_s_if_cores_were_free']}/s if the cores were free\n"
         f"floors in this run: spaCy alone {floors['spacy_seconds']} s, embedding alone {floors['embed_seconds']} s "
         f"({floors['embed_texts_per_s']} texts/s); pipeline = {floors['pipeline_over_models_in_sequence']}x "
-        f"the two models in sequence, {floors['pipeline_over_slower_model']}x the slower one"
+        f"the two models in sequence, {floors['pipeline_over_slower_model']}x the slower one; the models' own CPU "
+        f"caps the rate at {floors['models_ceiling_propositions_per_s']}/s on free cores"
+        + (f"\nwith OVERLAP_MODELS={not _DEFAULT_OVERLAP} in the same run: "
+           f"{result['other_mode']['median_propositions_per_s']}/s; side by side / one after the other: "
+           f"{result['overlap_speedup']}x the speed" if "other_mode" in result else "")
     )
     print(json.dumps(result))
-    if args.save:
-        write_json(RESULTS_DIR / "ingest.json", result)
+    if args.save:  # the default fp32 embedder's figures in ingest.json, another precision's beside them
+        precision = result["embedding_precision"]
+        write_json(RESULTS_DIR / ("ingest.json" if precision == "fp32" else f"ingest_{precision}.json"), result)
 
 
 if __name__ == "__main__":

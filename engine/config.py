@@ -43,6 +43,9 @@ MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
 # run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
 ONNX_INTRA_OP_THREADS = 1
 ONNX_BATCH_WORKERS = 2
+# Fewer texts than this run as one sub-batch: a recall's cue and its unnamed form (two short texts) cost about
+# one run that way (18.3 vs 17.9 ms for the cue alone at load 8), twice one when split over two threads (35 ms).
+ONNX_SPLIT_MIN_TEXTS = 8
 ONNX_OPSET = 17
 # Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
 # quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
@@ -92,6 +95,8 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
+# Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
+STORED_EPISODE_CACHE = 4096
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
@@ -166,6 +171,13 @@ INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
 # Documents analysed, embedded and committed together, batch after batch: an interrupted run keeps every
 # batch it finished, and a crash loses at most the one in progress.
 INGEST_DOCUMENT_BATCH = 8
+# Run the models side by side: at ingest spaCy parses the next batch on a thread while the current one is
+# drafted and the previous one embedded; a batched remember embeds on a thread while spaCy extracts the
+# structures (both models release the GIL in their heavy loops; the stored results are the same, tests
+# compare). Off by default: on a 2-core machine shared with other jobs (load 7-10) it was no faster with fp32
+# and 0.65x the speed with int8 (the two threads' Python parts queue for the GIL while the OS preempts them);
+# `python -m benchmarks.bench_ingest` measures both settings in one run, so switch it on where that says so.
+OVERLAP_MODELS = False
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
@@ -192,6 +204,9 @@ LEXICAL_POOL = 100
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
+# Posting lists kept in memory for lexical search (engine/index/postings.py), in entries (8 bytes each) over
+# all terms; beyond it they are dropped and read again as cues need them.
+LEXICAL_POSTINGS_KEPT = 5_000_000
 # Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
 LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
@@ -201,5 +216,9 @@ FUSION_POOL = 100
 FUSION_RANKED_FACTOR = 4
 # Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
 EXACT_SEARCH_MAX_MEMORIES = 5000
+# Stores up to this many memories keep recall's candidate table in memory (engine/index/candidates.py: each
+# memory's episode key, entity and embedding, and the followed_by links; about 2 KiB a memory with the
+# 384-dim default model), rebuilt after each change; larger stores read each recall's pool from SQLite.
+CANDIDATE_TABLE_MAX_MEMORIES = 20_000
 # The preset `hebbs recall` uses when no strategy is named.
 DEFAULT_PRESET = "recommended"

@@ -169,8 +169,8 @@ class OnnxEmbedder:
     The graph (encoder + pooling + normalisation) is exported from the model's own weights by
     `engine.onnx_export` into the model cache (`HEBBS_MODEL_CACHE`), at `make setup` or here on first use.
     `precision` int8 (default `HEBBS_EMBEDDING_PRECISION`, else fp32) runs its dynamically quantised copy.
-    A single cue runs on one thread; large batches are split by length into sub-batches that run
-    concurrently on `config.ONNX_BATCH_WORKERS` threads.
+    A single cue (or a few texts, `config.ONNX_SPLIT_MIN_TEXTS`) runs on one thread; larger batches are split
+    by length into sub-batches that run concurrently on `config.ONNX_BATCH_WORKERS` threads.
     """
 
     backend = "onnx"
@@ -206,6 +206,8 @@ class OnnxEmbedder:
         order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))  # little padding per batch
         # At least one sub-batch per worker, so a batch of a few dozen texts also uses both cores.
         size = max(1, min(self.batch_size, -(-len(items) // max(1, config.ONNX_BATCH_WORKERS))))
+        if len(items) < config.ONNX_SPLIT_MIN_TEXTS:
+            size = min(self.batch_size, len(items))  # a few texts: one run beats two threads contending
         chunks = [order[i : i + size] for i in range(0, len(order), size)]
         runs = [[encodings[i] for i in chunk] for chunk in chunks]
         if len(runs) == 1 or config.ONNX_BATCH_WORKERS <= 1:

@@ -63,6 +63,7 @@ from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import with_matched_terms
 from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
+from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
 from engine.uploads import remove_unreferenced_uploads
@@ -534,21 +535,24 @@ class MemoryEngine:
             resolved = self.resolve_entity(request.entity_id)
             if resolved != request.entity_id:
                 request = dataclasses.replace(request, entity_id=resolved)
-        parsing = None
+        cue_parse: Callable[[], dict[str, Any]] = dict
         if Strategy.ANALOGICAL in request.strategies:
             if not self._structures_checked:
                 self.reextract_structures()
-            # the cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their kernels
+            # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their
+            # kernels. Only analogical recall waits for it; the other strategies run meanwhile.
             parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
+
+            def cue_parse() -> dict[str, Any]:
+                return parsing.result()[0]
         if request.needs_cue_embedding:
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
-        cue_embedding = self._writer.embed([request.cue])[0] if request.needs_cue_embedding else None
-        cue_structure: dict[str, Any] = parsing.result()[0] if parsing is not None else {}
+        cue_embedding, unnamed_embedding = self._cue_embeddings(request)
         indexes = self._indexes
         inputs = RecallInputs(
             request=request,
             cue_embedding=cue_embedding,
-            cue_structure=cue_structure,
+            cue_parse=cue_parse,
             store=self._store,
             vectors=lambda: indexes.vectors,
             timeline=lambda: indexes.timeline,
@@ -556,8 +560,23 @@ class MemoryEngine:
             structures=lambda: indexes.structures,
             excluded=frozenset(indexes.revision_ids()),
             now=self.clock.now(),
+            candidates=indexes.candidates,
+            postings=indexes.lexical_postings(),
+            unnamed_embedding=unnamed_embedding,
         )
         return inputs
+
+    def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
+        entity of the store, the embedding of the cue without that name: one batch of two for the model."""
+        if not request.needs_cue_embedding:
+            return None, None
+        cue_unnamed = None
+        weighed = request.fused and request.fusion.weight("similarity_unnamed") > 0
+        if weighed and Strategy.SIMILARITY in request.strategies:
+            cue_unnamed = unnamed(request.cue, self._indexes.timeline.entities())
+        vectors = self._writer.embed([request.cue] if cue_unnamed is None else [request.cue, cue_unnamed])
+        return vectors[0], (vectors[1] if cue_unnamed is not None else None)
 
     def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
         strategies = inputs.request.strategies
@@ -576,18 +595,27 @@ class MemoryEngine:
         """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
         exactly (HNSW asked for every memory) when the store is small."""
         request = inputs.request
-        ef = request.ef_search
+        ef, exact = request.ef_search, False
         if request.fusion.exact_search:
-            count = self._store.count()
+            table = inputs.table()
+            count = len(table) if table is not None else self._store.count()
             if count <= config.EXACT_SEARCH_MAX_MEMORIES:
-                ef = max(ef, count)
+                ef, exact = max(ef, count), True
         pool_k = max(request.top_k, config.FUSION_POOL)
-        wide = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k))
-        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef))
+        wide = dataclasses.replace(
+            inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k), exact=exact
+        )
+        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef), exact=exact)
+        seeding = narrow
+        if Strategy.SIMILARITY in request.strategies and request.seed_memory_id is None:
+            # The causal seed (the cue's nearest memory) is the first of similarity's wider search: one HNSW
+            # search instead of two (a wider search finds the same nearest memory, or a nearer one).
+            width = max(inputs.overfetch(pool_k), ef)
+            seeding = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=width), exact=exact)
 
         def run(strategy: Strategy) -> list[Hit]:
             chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow
-            return STRATEGIES[strategy](chosen)
+            return STRATEGIES[strategy](seeding if strategy == Strategy.CAUSAL else chosen)
 
         strategies = request.strategies
         many = len(strategies) > 1

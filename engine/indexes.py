@@ -19,8 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from engine import config
+from engine.index.candidates import CandidateTable
 from engine.index.features import StructureIndex
 from engine.index.graph import GraphIndex
+from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
 from engine.models import Edge, MemoryKind
@@ -45,6 +47,9 @@ class Indexes:
         self._graph: GraphIndex | None = None
         self._structures: StructureIndex | None = None
         self._revisions: set[str] | None = None
+        self._candidates: CandidateTable | None = None
+        self._too_many_at: tuple[int, int] | None = None  # the version at which the store was too big for it
+        self._postings = LexicalPostings(store)  # follows the store's version itself
 
     # --- lazy builds ---------------------------------------------------------------------------------
     @property
@@ -153,6 +158,30 @@ class Indexes:
                         (i, features) for i, features in self._store.features() if i not in revisions
                     )
             return self._structures
+
+    def candidates(self) -> CandidateTable | None:
+        """The candidate table (engine/index/candidates.py) at the store's current version, rebuilt if the
+        store changed since it was built; None for a store of more than `config.CANDIDATE_TABLE_MAX_MEMORIES`
+        memories (recall then reads each pool from the store)."""
+        version = self._store.version()
+        with self._lock:
+            table = self._candidates
+            if table is not None and table.version == version:
+                return table
+            if self._too_many_at == version:
+                return None
+            self._candidates = None
+            if self._store.count() > config.CANDIDATE_TABLE_MAX_MEMORIES:
+                self._too_many_at = version
+                return None
+            self._too_many_at = None
+            with _bulk_build():
+                self._candidates = CandidateTable(*self._store.candidate_rows())
+            return self._candidates
+
+    def lexical_postings(self) -> LexicalPostings | None:
+        """BM25 from posting lists in memory (engine/index/postings.py); it follows the store's version."""
+        return self._postings
 
     def revision_ids(self) -> set[str]:
         """Revision memories: history, never returned by a strategy."""

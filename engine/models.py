@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+import numpy as np
+
 
 class MemoryKind(StrEnum):
     EPISODE = "episode"
@@ -40,6 +42,15 @@ def iso(ts: datetime | None) -> str | None:
     if ts is None:
         return None
     return ts.isoformat().replace("+00:00", "Z")
+
+
+def iso_micros(micros: np.ndarray) -> list[str]:
+    """`iso` of many UTC times given as microseconds since the epoch, at once (numpy formats them; the
+    same text as `iso(from_micros(t))`: seconds only when there is no fraction, else six digits)."""
+    stamps = np.asarray(micros, dtype=np.int64).astype("datetime64[us]")
+    whole = np.datetime_as_string(stamps, unit="s")
+    fine = np.datetime_as_string(stamps, unit="us")
+    return [f"{text}Z" for text in np.where(np.asarray(micros) % 1_000_000 == 0, whole, fine).tolist()]
 
 
 def from_iso(text: str | None) -> datetime | None:

@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -61,14 +62,25 @@ class Writer:
         self, texts: Sequence[str], progress: Progress | None = None, reuse: dict[str, np.ndarray] | None = None
     ) -> tuple[np.ndarray, list[dict[str, Any]]]:
         """Embeddings and structures of texts (texts found in `reuse` keep that vector; it gains the new
-        ones). One model after the other: spaCy on a side thread beside the embedder was measured slower on
-        two cores unless the machine was saturated (the embedder already runs two threads)."""
+        ones). With `config.OVERLAP_MODELS` the embedder runs on a worker thread while spaCy extracts the
+        structures here: both release the GIL in their heavy loops, so together they keep the cores busy
+        where one after the other left one idle during the parse."""
         known = reuse if reuse is not None else {}
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), []
         todo = list(dict.fromkeys(t for t in texts if t not in known))
-        known.update(zip(todo, self.embed(todo, progress), strict=True))
-        structures = self.extractor.extract(texts)
+        if todo and config.OVERLAP_MODELS:
+            self.check_model()  # before the worker starts: a store of another model is refused here, unembedded
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
+                embedding = worker.submit(self.embed, todo, progress)
+                try:
+                    structures = self.extractor.extract(texts)
+                finally:
+                    vectors = embedding.result()  # waits for the worker (and raises its error) in every case
+        else:
+            vectors = self.embed(todo, progress)
+            structures = self.extractor.extract(texts)
+        known.update(zip(todo, vectors, strict=True))
         return np.stack([known[t] for t in texts]).astype(np.float32, copy=False), structures
 
     def reusable_vectors(self, ids: Sequence[str], kind: MemoryKind | None = None) -> dict[str, np.ndarray]:

@@ -7,7 +7,10 @@ MAC-stage vector and `self` the episode's self-match (the mapper's normaliser), 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import config
@@ -53,6 +56,30 @@ def merged_structure(structures: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def episode(structure: dict[str, Any]) -> Episode:
     return Episode.from_json(structure.get("graph"))
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEpisode:
+    """A stored structure read for mapping: its episode, MAC features and self-match. Shared between
+    recalls: nothing may change it."""
+
+    episode: Episode
+    features: tuple[str, ...]
+    self_score: float | None
+
+
+@lru_cache(maxsize=config.STORED_EPISODE_CACHE)
+def stored_episode(text: str) -> StoredEpisode | None:
+    """A structure's JSON text (as the record store keeps it) parsed, once per distinct text: analogical
+    recall maps the same memories' episodes cue after cue, and parsing the JSON and building the episode
+    cost more than mapping it. Keyed by the text itself, so a changed structure is a new entry. None for an
+    empty structure (nothing to map)."""
+    structure = json.loads(text)
+    if not structure:
+        return None
+    raw_self = structure.get("self")
+    return StoredEpisode(episode(structure), tuple(structure.get("features", [])),
+                         None if raw_self is None else float(raw_self))
 
 
 class EpisodeExtractor:

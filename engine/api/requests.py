@@ -402,7 +402,7 @@ def _fusion(value: object, default: FusionSettings) -> FusionSettings:
         return value
     if not isinstance(value, Mapping):
         raise InvalidRecallError(f"fusion must be an object, got {type(value).__name__}")
-    allowed = ("weights", "neighbour_weight", "episode_weight", "exact_search")
+    allowed = ("weights", "neighbour_weight", "episode_weight", "episode_decay", "exact_search")
     unknown = sorted(str(k) for k in value if k not in allowed)
     if unknown:
         raise InvalidRecallError(f"unknown fusion field(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
@@ -410,7 +410,7 @@ def _fusion(value: object, default: FusionSettings) -> FusionSettings:
     if not isinstance(weights, Mapping) or any(k not in SIGNALS for k in weights):
         raise InvalidRecallError(f"fusion weights must be an object with keys among {', '.join(SIGNALS)}")
     numbers = {"weights": {k: _share(f"fusion weight {k}", v, 10.0) for k, v in weights.items()}}
-    for name in ("neighbour_weight", "episode_weight"):
+    for name in ("neighbour_weight", "episode_weight", "episode_decay"):
         numbers[name] = _share(name, value.get(name, getattr(default, name)), 1.0)  # type: ignore[assignment]
     exact = value.get("exact_search", default.exact_search)
     if not isinstance(exact, bool):
@@ -419,6 +419,7 @@ def _fusion(value: object, default: FusionSettings) -> FusionSettings:
         weights=numbers["weights"],
         neighbour_weight=numbers["neighbour_weight"],  # type: ignore[arg-type]
         episode_weight=numbers["episode_weight"],  # type: ignore[arg-type]
+        episode_decay=numbers["episode_decay"],  # type: ignore[arg-type]
         exact_search=exact,
     )
 

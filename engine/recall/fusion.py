@@ -4,7 +4,9 @@
    (a turn next to a strong match is a candidate even if no strategy found it on its own).
 2. Signals: similarity brings two, the exact cosine of the cue and each candidate's stored embedding,
    and the cue's cosine with the candidate's window vector (the mean of its own and its same-episode
-   neighbours' embeddings: a turn that only makes sense beside its neighbours). Lexical brings two
+   neighbours' embeddings: a turn that only makes sense beside its neighbours), and, where weighted, a third:
+   the cosine with the cue's embedding without the entity names in it (`similarity_unnamed`: what the cue
+   asks about, not whom; engine/recall/unnamed.py). Lexical brings two
    (BM25 of the memory's own text and of its context window; no match is 0) and, where weighted,
    `entity_named` (the cue names the candidate's entity, e.g. a message's speaker); temporal, causal and
    analogical bring their relevance. Causal and temporal hits must earn their place through
@@ -14,7 +16,9 @@
    scales that differ by strategy become comparable; the fused score is the weighted sum. A memory
    found by several strategies collects from each: evidence adds instead of the maximum winning.
 4. Smoothing: fused + neighbour_weight x the best same-episode neighbour's fused score
-   + episode_weight x the best fused score in its episode (conversation session, document).
+   + episode_weight x episode_decay^r x the best fused score in its episode (conversation session,
+   document), r = the memory's rank in its episode by its own fused score (0 for the best): with a decay
+   below 1 an episode lifts its best few rather than all its members alike.
 5. relevance = logistic(smoothed): a number in (0, 1) for the composite score; order is unchanged.
 """
 
@@ -33,7 +37,7 @@ from engine.recall.strategies import Hit, RecallInputs
 from engine.store.records import NO_EPISODE, FusionRow
 
 _SIGNALS_OF = {
-    Strategy.SIMILARITY: ("similarity", "similarity_window"),
+    Strategy.SIMILARITY: ("similarity", "similarity_window", "similarity_unnamed"),
     Strategy.LEXICAL: ("lexical", "lexical_window"),
 }
 # Signals of the candidate rather than of one strategy's hit: shown in each of its strategies' details.
@@ -48,7 +52,10 @@ class Fused:
 
 
 def _signals(
-    hit_lists: Mapping[Strategy, list[Hit]], cosine: Mapping[str, float], window_cosine: Mapping[str, float]
+    hit_lists: Mapping[Strategy, list[Hit]],
+    cosine: Mapping[str, float],
+    window_cosine: Mapping[str, float],
+    unnamed_cosine: Mapping[str, float],
 ) -> dict[str, dict[str, float]]:
     signals: dict[str, dict[str, float]] = {}
     for strategy, hits in hit_lists.items():
@@ -56,6 +63,8 @@ def _signals(
             signals["similarity"] = dict(cosine) if cosine else {h.id: h.relevance for h in hits}
             if window_cosine:
                 signals["similarity_window"] = dict(window_cosine)
+            if unnamed_cosine:
+                signals["similarity_unnamed"] = dict(unnamed_cosine)
         elif strategy == Strategy.LEXICAL:
             signals["lexical"] = {h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}
             signals["lexical_window"] = {h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}
@@ -93,23 +102,34 @@ def _cosines(
     adjacent: Mapping[str, set[str]],
     rows: Mapping[str, FusionRow],
     windows: bool,
-) -> tuple[dict[str, float], dict[str, float]]:
+    unnamed: bool = False,
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
     vector: the sum of its own and its same-episode followed_by neighbours' embeddings (`outside`: those
-    neighbours not in the pool). Both come from the record store at recall time (`rows`: episode key and
+    neighbours not in the pool); when `unnamed`, the cosine of the cue without its entity names (the cue's
+    own where it names none). All come from the record store at recall time (`rows`: episode key and
     embedding of the pool and its neighbours), so they follow every write and forget like the text windows."""
     cue = inp.cue_embedding
     if cue is None:
-        return {}, {}
+        return {}, {}, {}
     ids = [i for i in dict.fromkeys([*pool, *(outside if windows else ())]) if i in rows]
     if not ids:
-        return {}, {}
+        return {}, {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
+    table = inp.table()
+    if table is not None:  # the same stored vectors, gathered from the candidate table in one step
+        matrix = table.embeddings(ids)
+    else:
+        matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
+    unnamed_cosine = cosine
+    if unnamed and inp.unnamed_embedding is not None:
+        plain = matrix @ inp.unnamed_embedding.astype(np.float32, copy=False)
+        unnamed_cosine = {i: float(plain[row[i]]) for i in pool if i in row}
+    unnamed_cosine = unnamed_cosine if unnamed else {}
     if not windows:
-        return cosine, {}
+        return cosine, {}, unnamed_cosine
     mine = [i for i in pool if i in row]
     members_of = _padded(
         [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and rows[n][0] == rows[i][0])] for i in mine],
@@ -119,7 +139,7 @@ def _cosines(
     norms = np.linalg.norm(summed, axis=1)
     dots = np.append(cos, 0.0)[members_of].sum(axis=1)
     window = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
-    return cosine, dict(zip(mine, window.tolist(), strict=True))
+    return cosine, dict(zip(mine, window.tolist(), strict=True)), unnamed_cosine
 
 
 def _zscores(column: np.ndarray) -> np.ndarray:
@@ -162,7 +182,20 @@ class FusionFrame:
         smoothed = fused + settings.neighbour_weight * np.where(np.isfinite(near), near, 0.0)
         best = np.full(int(self.group.max()) + 1, -np.inf)
         np.maximum.at(best, self.group, fused)
-        return smoothed + np.where(self.grouped, settings.episode_weight * best[self.group], 0.0)
+        share = np.full(len(fused), settings.episode_weight)
+        if settings.episode_decay != 1.0:
+            share *= settings.episode_decay ** self._rank_in_episode(fused)
+        return smoothed + np.where(self.grouped, share * best[self.group], 0.0)
+
+    def _rank_in_episode(self, fused: np.ndarray) -> np.ndarray:
+        """Each row's rank within its episode by `fused`, best first (0), ties by memory id."""
+        order = np.lexsort((self.by_id, -fused, self.group))
+        groups = self.group[order]
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        first = np.repeat(starts, np.diff(np.r_[starts, len(order)]))
+        rank = np.empty(len(fused), dtype=np.float64)
+        rank[order] = np.arange(len(order)) - first
+        return rank
 
     def ranked(self, settings: FusionSettings, limit: int) -> list[int]:
         """Row indexes of the best `limit` candidates under `settings`, best first (ties: by memory id)."""
@@ -180,21 +213,27 @@ EMPTY_FRAME = FusionFrame((), (), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((
 
 
 def frame(
-    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: bool = True, entities: bool = True
+    inp: RecallInputs,
+    hit_lists: Mapping[Strategy, list[Hit]],
+    windows: bool = True,
+    entities: bool = True,
+    unnamed: bool = True,
+    smoothing: bool = True,
 ) -> FusionFrame:
     """The pool (every hit plus its followed_by neighbours, minus anything forgotten) and its z-scores.
-    `windows`: compute the window similarity signal; `entities`: the entity-named signal (each is skipped
-    when its weight is 0)."""
+    `windows`: compute the window similarity signal; `entities`: the entity-named signal; `unnamed`: the
+    unnamed-cue similarity (each is skipped when its weight is 0); `smoothing`: the same-episode neighbours
+    and episodes of the pool (skipped by a fusion that does not smooth: the frame's scores do not read them)."""
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
-    adjacent = inp.store.followed_by_neighbours(found)
+    adjacent = inp.followed_by(found)
     extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
-    if extra:  # the added neighbours' own neighbours, for their windows and smoothing
-        for i, linked in inp.store.followed_by_neighbours(extra).items():
+    windows = windows and Strategy.SIMILARITY in hit_lists
+    if extra and (smoothing or windows):  # the added neighbours' own neighbours, for their windows and smoothing
+        for i, linked in inp.followed_by(extra).items():
             adjacent.setdefault(i, set()).update(linked)
     pool = list(dict.fromkeys([*found, *extra]))
-    windows = windows and Strategy.SIMILARITY in hit_lists
     outside: list[str] = []
     if windows and inp.cue_embedding is not None:  # the window vectors need the pool's neighbours too
         members = set(pool)
@@ -204,9 +243,9 @@ def frame(
     pool = [i for i in pool if i in rows]
     if not pool:
         return EMPTY_FRAME
-    live = {i: rows[i][0] for i in pool}
-    cosine, window_cosine = _cosines(inp, pool, outside, adjacent, rows, windows)
-    signals = _signals(hit_lists, cosine, window_cosine)
+    unnamed = unnamed and Strategy.SIMILARITY in hit_lists
+    cosine, window_cosine, unnamed_cosine = _cosines(inp, pool, outside, adjacent, rows, windows, unnamed)
+    signals = _signals(hit_lists, cosine, window_cosine, unnamed_cosine)
     if entities and Strategy.LEXICAL in hit_lists:
         signals["entity_named"] = entity_named(inp, {i: rows[i].entity_id for i in pool})
     names = tuple(signals)
@@ -218,13 +257,18 @@ def frame(
         columns.append(np.array([values.get(i, missing) for i in pool], dtype=np.float64))
     raw = np.column_stack(columns) if columns else np.zeros((len(pool), 0))
     z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
-    row = {i: n for n, i in enumerate(pool)}
-    neighbours = _padded(
-        [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and live[n] == live[i]] for i in pool], -1
-    )
-    episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
-    group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
-    grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
+    if smoothing:
+        live = {i: rows[i][0] for i in pool}
+        row = {i: n for n, i in enumerate(pool)}
+        neighbours = _padded(
+            [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and live[n] == live[i]] for i in pool], -1
+        )
+        episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
+        group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
+        grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
+    else:
+        neighbours = np.full((len(pool), 1), -1, dtype=np.int64)
+        group, grouped = np.zeros(len(pool), dtype=np.int64), np.zeros(len(pool), dtype=bool)
     by_id = np.argsort(np.argsort(np.array(pool)))
     return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped, by_id)
 
@@ -234,7 +278,8 @@ def fuse(
 ) -> list[Fused]:
     """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
     table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0,
-                  entities=settings.weight("entity_named") > 0)
+                  entities=settings.weight("entity_named") > 0, unnamed=settings.weight("similarity_unnamed") > 0,
+                  smoothing=settings.smooths)
     if not table.pool:
         return []
     smoothed = table.scores(settings)
@@ -253,6 +298,9 @@ def fuse(
             if strategy == Strategy.SIMILARITY and "similarity_window" in names:
                 window = table.raw[n, table.signals.index("similarity_window")]
                 extra_fields["window_similarity"] = round(float(window), 4)
+            if strategy == Strategy.SIMILARITY and "similarity_unnamed" in names:
+                plain = table.raw[n, table.signals.index("similarity_unnamed")]
+                extra_fields["unnamed_similarity"] = round(float(plain), 4)
             extra_fields["fused"] = round(float(smoothed[n]), 4)
             details.setdefault(h.id, []).append(
                 StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **extra_fields})

@@ -26,8 +26,8 @@ def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dic
     words = terms(inp.request.cue)
     if not words:
         return {}, {}
-    own = {i: score for i, score in inp.store.lexical_search("memory_text", words, pool) if i not in inp.excluded}
-    window = {i: score for i, score in inp.store.lexical_search("window_text", words, pool) if i not in inp.excluded}
+    own = {i: score for i, score in inp.lexical_search("memory_text", words, pool) if i not in inp.excluded}
+    window = {i: score for i, score in inp.lexical_search("window_text", words, pool) if i not in inp.excluded}
     return own, window
 
 

@@ -15,16 +15,18 @@ import numpy as np
 
 from engine import config
 from engine.analogy.mapping import Mapping, map_episodes, self_score
-from engine.analogy.text import episode
+from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
 from engine.errors import MemoryNotFoundError
+from engine.index.candidates import CandidateTable
 from engine.index.features import StructureIndex
 from engine.index.graph import GraphIndex, Reached
+from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
-from engine.models import Strategy, StrategyDetail, iso
+from engine.models import Strategy, StrategyDetail, iso_micros
 from engine.recall import scoring
-from engine.store.records import FusionRow, RecordStore, from_micros, to_micros
+from engine.store.records import FusionRow, RecordStore, to_micros
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,9 @@ class RecallInputs:
 
     request: RecallRequest
     cue_embedding: np.ndarray | None
-    cue_structure: dict[str, Any]
+    # The cue's structure (analogical recall), asked for only where it is read: the cue's spaCy parse runs on
+    # a side thread, and the strategies that do not read it run meanwhile instead of waiting for it.
+    cue_parse: Callable[[], dict[str, Any]]
     store: RecordStore
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
@@ -48,12 +52,27 @@ class RecallInputs:
     structures: Callable[[], StructureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
     now: datetime | None = None  # the recall's "now" (recency); the facade's clock
+    # The candidate table at the store's current version, or None (a large store: read from the store).
+    candidates: Callable[[], CandidateTable | None] = lambda: None
+    # Search exactly (the preset's `exact_search` on a small store): HNSW is asked for every memory, or,
+    # with the candidate table in memory, the cue is compared with every stored embedding in numpy.
+    exact: bool = False
+    # BM25 from posting lists in memory; None: computed in SQL (`RecordStore.lexical_search`).
+    postings: LexicalPostings | None = None
+    # The cue without the entity names in it (engine/recall/unnamed.py), embedded with the cue when a fused
+    # recall weighs `similarity_unnamed` and the cue names an entity; None otherwise.
+    unnamed_embedding: np.ndarray | None = None
     # One recall's HNSW searches, by width: strategies that search as wide share one Chroma query.
     _searches: dict[int, list[Neighbour]] = field(default_factory=dict, compare=False, repr=False)
     _search_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     # One recall's reads of candidate rows (`fusion_rows`): temporal's pool is read once, not again by fusion.
     _rows: dict[str, FusionRow] = field(default_factory=dict, compare=False, repr=False)
     _rows_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    _table: list[CandidateTable | None] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def cue_structure(self) -> dict[str, Any]:
+        return self.cue_parse()
 
     @property
     def cue_features(self) -> tuple[str, ...]:
@@ -63,9 +82,19 @@ class RecallInputs:
         """How many neighbours to ask for so that dropping excluded ids still leaves about k."""
         return k + min(len(self.excluded), k)
 
+    def table(self) -> CandidateTable | None:
+        """The candidate table, looked up once per recall (every strategy and fusion see the same one)."""
+        with self._rows_lock:
+            if not self._table:
+                self._table.append(self.candidates())
+            return self._table[0]
+
     def rows(self, ids: Sequence[str]) -> dict[str, FusionRow]:
         """The given memories' `fusion_rows` (embeddings included when the cue was embedded), each read from
         the store at most once per recall; ids that do not exist (forgotten meanwhile) are left out."""
+        table = self.table()
+        if table is not None:
+            return table.rows(ids, with_embeddings=self.cue_embedding is not None)
         with self._rows_lock:
             missing = [i for i in dict.fromkeys(ids) if i not in self._rows]
         if missing:
@@ -75,19 +104,36 @@ class RecallInputs:
         with self._rows_lock:
             return {i: self._rows[i] for i in ids if i in self._rows}
 
+    def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` BM25 matches of any of the words in a lexical table (`RecordStore.lexical_search`)."""
+        if self.postings is None:
+            return self.store.lexical_search(table, words, limit)
+        return self.postings.search(table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B)
+
+    def followed_by(self, ids: Sequence[str]) -> dict[str, set[str]]:
+        """Both directions of the followed_by edges touching the given memories."""
+        table = self.table()
+        return table.followed_by(ids) if table is not None else self.store.followed_by_neighbours(ids)
+
     def nearest(self, k: int) -> list[Neighbour]:
         """The cue's k nearest neighbours, searched with the request's ef_search.
 
         `VectorIndex.query` runs one search of width max(k, ef_search) and keeps the first k, so every
         k up to that width is a prefix of the same search: similarity, the causal seed and analogical
-        share it instead of querying Chroma once each.
+        share it instead of querying Chroma once each. An exact search with the candidate table in memory
+        is one matrix product over every stored embedding.
         """
         assert self.cue_embedding is not None
         width = max(k, self.request.ef_search)
+        table = self.table() if self.exact else None
         with self._search_lock:
             found = self._searches.get(width)
             if found is None:
-                found = self._searches[width] = self.vectors().query(self.cue_embedding, width, width)
+                if table is not None and width >= len(table):
+                    found = table.nearest(self.cue_embedding, width)
+                else:
+                    found = self.vectors().query(self.cue_embedding, width, width)
+                self._searches[width] = found
         return found[:k]
 
 
@@ -145,13 +191,9 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         vectors = np.stack([stored[i].embedding for i in ids])  # type: ignore[misc]
         relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
     return [
-        Hit(
-            memory_id,
-            relevance_,
-            StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": iso(from_micros(created_us))}),
-        )
-        for memory_id, created_us, rank, relevance_ in zip(
-            ids.tolist(), times.tolist(), ranks.tolist(), relevance.tolist(), strict=True
+        Hit(memory_id, relevance_, StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": stamp}))
+        for memory_id, stamp, rank, relevance_ in zip(
+            ids.tolist(), iso_micros(times), ranks.tolist(), relevance.tolist(), strict=True
         )
     ]
 
@@ -239,33 +281,34 @@ def analogical(inp: RecallInputs) -> list[Hit]:
             return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]
 
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
-    stored = inp.store.structures_of(candidates) if alpha < 1 else {}
+    texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
-    cue_features = set(inp.cue_features)
     hits = []
-    mapped: dict[str, tuple[Mapping, Any]] = {}
+    mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
     for i in candidates:
-        structure = stored.get(i, {})
-        graph = episode(structure) if structure else None
-        mapping = map_episodes(cue, graph, cue_self, structure.get("self")) if graph is not None else Mapping()
-        mapped[i] = (mapping, graph)
+        stored = stored_episode(texts[i]) if i in texts else None
+        mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
+        mapped[i] = (mapping, stored)
         e_sim = max(0.0, min(1.0, embedding_sim[i]))
         relevance = alpha * e_sim + (1 - alpha) * mapping.score
         fields = {
             "embedding_similarity": e_sim,
             "structural_similarity": mapping.score,
             "alpha": alpha,
-            "shared_structure": sorted(cue_features & set(structure.get("features", []))),
+            "shared_structure": [],
             "mapping": {},
         }
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     kept = hits[: req.top_k]
-    for hit in kept:  # the mapping in words only for what is returned: describing costs as much as mapping
-        mapping, graph = mapped[hit.id]
-        if mapping.events:
-            hit.detail.fields["mapping"] = describe_mapping(mapping, cue, graph)
+    cue_features = set(inp.cue_features)
+    for hit in kept:  # the shared features and the mapping in words only for what is returned
+        mapping, stored = mapped[hit.id]
+        if stored is not None:
+            hit.detail.fields["shared_structure"] = sorted(cue_features & set(stored.features))
+            if mapping.events:  # describing costs as much as mapping
+                hit.detail.fields["mapping"] = describe_mapping(mapping, cue, stored.episode)
     return kept
 
 

@@ -389,6 +389,28 @@ def bm25(
     return [(r[0], float(r[1])) for r in cur.execute(sql, params)]
 
 
+def postings(cur: sqlite3.Cursor, table: str, term: str) -> tuple[list[int], list[int]]:
+    """(row numbers, occurrences in each) of the rows of `table` holding the index term `term`, by row
+    number: one term's posting list, from the same fts5vocab view `bm25` reads."""
+    assert table in TABLES
+    _views(cur)
+    rows = cur.execute(
+        f"SELECT doc, count(*) FROM temp.{table}_instance WHERE term = ? GROUP BY doc ORDER BY doc", (term,)
+    ).fetchall()
+    return [r[0] for r in rows], [r[1] for r in rows]
+
+
+def row_ids(cur: sqlite3.Cursor) -> list[tuple[int, str]]:
+    """(row number, memory id) of every indexed memory, by row number."""
+    return cur.execute("SELECT rowid, id FROM fulltext_rows ORDER BY rowid").fetchall()
+
+
+def doc_sizes(cur: sqlite3.Cursor, table: str) -> list[tuple[int, int]]:
+    """(row number, length in tokens) of every row of `table`, from FTS5's size records."""
+    assert table in TABLES
+    return cur.execute(f"SELECT id, fts_size(sz) FROM {table}_docsize ORDER BY id").fetchall()
+
+
 def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]:
     """Memory id -> its content with the words matching the expression in [brackets], for the given ids."""
     rowids = _rowids(cur, list(ids), create=False)

@@ -129,10 +129,12 @@ class RecordStore:
         self._lock = threading.RLock()
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         if self.read_only:
+            self._generation = 0
             self._conn = _open_read_only(path)
             fulltext.prepare(self._conn)
             self._scores = _scores_hint(self._conn)
             return
+        self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
         fulltext.prepare(self._conn)
@@ -161,7 +163,9 @@ class RecordStore:
             self._conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Cursor]:
+    def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
+        """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
+        reads (access counts), so `version` stays the same and in-memory caches stay valid."""
         with self._lock:
             cur = self._conn.cursor()
             cur.execute("BEGIN IMMEDIATE")
@@ -172,6 +176,16 @@ class RecordStore:
                 raise
             else:
                 cur.execute("COMMIT")
+            finally:
+                if counted:
+                    self._generation += 1
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
+        `data_version`, which moves when another connection, in this process or another, commits). An
+        in-memory cache built at one version is valid while the version is the same."""
+        with self._lock:
+            return self._generation, int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
@@ -300,6 +314,34 @@ class RecordStore:
                 self._conn.cursor(), table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
             )
 
+    def lexical_terms(self, words: Sequence[str]) -> list[str]:
+        """The index terms (stems) of cue words, as the lexical tables' tokenizer makes them."""
+        with self._lock:
+            return fulltext.stems(self._conn.cursor(), words)
+
+    def lexical_totals(self, table: str) -> tuple[int, float]:
+        """(rows, mean length in tokens) of a lexical table."""
+        with self._lock:
+            return fulltext.totals(self._conn.cursor(), table)
+
+    def lexical_postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """One index term's posting list in a lexical table: (row numbers, occurrences), int32 arrays."""
+        with self._lock:
+            docs, counts = fulltext.postings(self._conn.cursor(), table, term)
+        return np.array(docs, dtype=np.int32), np.array(counts, dtype=np.int32)
+
+    def lexical_row_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row numbers ascending, memory ids) of the lexical tables' rows: int64 and object arrays."""
+        with self._lock:
+            rows = fulltext.row_ids(self._conn.cursor())
+        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=object)
+
+    def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
+        """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
+        with self._lock:
+            rows = fulltext.doc_sizes(self._conn.cursor(), table)
+        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
+
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
         with self._lock:
@@ -327,10 +369,29 @@ class RecordStore:
                 found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
+    def candidate_rows(self) -> tuple[tuple[int, int], list[tuple[str, str, bytes, str | None]], list[tuple[str, str]]]:
+        """Everything a recall's candidate table holds, read in one read transaction with the version it
+        was read at: (version, each memory's (id, episode key, embedding bytes, entity id) as
+        `fusion_rows` gives them, every followed_by edge as (source, target))."""
+        paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
+        with self._lock:
+            version = self.version()  # read first: a commit meanwhile makes the table look older, never newer
+            cur = self._conn.cursor()
+            cur.execute("BEGIN")
+            try:
+                rows = cur.execute(f"SELECT id, json_extract(context, {paths}), embedding, entity_id FROM memories")
+                memories = rows.fetchall()
+                edges = cur.execute(
+                    "SELECT source, target FROM edges WHERE type = ?", (EdgeType.FOLLOWED_BY.value,)
+                ).fetchall()
+            finally:
+                cur.execute("COMMIT")
+        return version, memories, edges
+
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
         if not ids:
             return
-        with self.transaction() as cur:
+        with self.transaction(counted=False) as cur:
             cur.executemany(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
                 [(to_micros(when), i) for i in ids],
@@ -503,6 +564,16 @@ class RecordStore:
             marks = ",".join("?" * len(chunk))
             for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
                 found[r[0]] = json.loads(r[1])
+        return found
+
+    def structure_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The stored structures of some memories as their JSON text, unparsed: analogical recall parses
+        each distinct text once per process (engine/analogy/text.py `stored_episode`)."""
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
+                found[r[0]] = r[1]
         return found
 
     def stale_structures(self, version: int) -> list[tuple[str, str]]:

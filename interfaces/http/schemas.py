@@ -77,7 +77,9 @@ class RecallBody(Body):
     )
     preset: str | None = Field(None, description="A named recipe (recommended, similarity, lexical).")
     fusion: dict[str, Any] | None = Field(
-        None, description="Overrides of the fusion settings: weights, neighbour_weight, episode_weight, exact_search."
+        None,
+        description="Overrides of the fusion settings: weights, neighbour_weight, episode_weight, episode_decay, "
+        "exact_search.",
     )
     strategy: str | None = Field(None, description="One strategy (the official REST client's field).")
     top_k: int | None = Field(None, examples=[config.DEFAULT_TOP_K])

@@ -1,10 +1,12 @@
 """Recall's fast paths give the same results as the plain reads they replace, on a real store.
 
-Each speed-up of recall (one read per candidate pool instead of several, ...) is checked here against a
-plain, obviously correct version of the same read: the recall is run with both, for presets and strategy
-mixes, and the ranked ids, scores and details must agree. The store holds real conversations (the sample
-chats, through the conversation ingest path) plus memories in no episode, a forgotten message and a
-revision, so windows, episodes, exclusions and deletions are all exercised.
+Each speed-up of recall (one read per candidate pool instead of several, the in-memory candidate table
+with its exact search, ...) is checked here against a plain, obviously correct version of the same read:
+the recall is run with both, for presets and strategy mixes, and the ranked ids, scores and details must
+agree, also after writes by this engine and by another engine instance on the same data dir. The store
+holds real conversations (the sample chats, through the conversation ingest path) plus memories in no
+episode, a forgotten message and a revision, so windows, episodes, exclusions and deletions are all
+exercised.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ import numpy as np
 import pytest
 
 from engine import MemoryEngine, config
+from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
-from engine.models import RecallResult
+from engine.embedding import Embedder
+from engine.index.vector import VectorIndex
+from engine.indexes import Indexes
+from engine.models import RecallResult, iso, iso_micros
+from engine.recall import fusion, strategies
+from engine.recall.lexical_query import terms
 from engine.store import fulltext
 from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
 
@@ -87,17 +95,63 @@ def _same(a: Flat, b: Flat) -> None:
         assert [d["strategy"] for d in da] == [d["strategy"] for d in db]
 
 
-def test_fused_recall_with_one_read_per_pool_matches_the_plain_reads(
-    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+def _all_recalls(engine: MemoryEngine) -> dict[tuple[str, int], Flat]:
+    return {(cue, i): _flat(engine.retrieve(build_request(cue, top_k=10, **params)))
+            for cue in CUES for i, params in enumerate(_requests(engine, cue))}
+
+
+def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall without the candidate table (Chroma for every search), BM25 in SQL instead of from posting lists
+    in memory, and `fusion_rows` from whole memories."""
+    monkeypatch.setattr(Indexes, "candidates", lambda self: None)
+    monkeypatch.setattr(Indexes, "lexical_postings", lambda self: None)
+    monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
+
+
+def _assert_same_as_plain(engine: MemoryEngine, fast: dict[tuple[str, int], Flat]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        _plain(patch)
+        plain = _all_recalls(engine)
+    for key, results in fast.items():
+        _same(results, plain[key])
+
+
+def test_fused_recall_with_one_read_per_pool_matches_the_plain_reads(store_engine: MemoryEngine) -> None:
+    engine = store_engine
+    fast = _all_recalls(engine)
+    assert engine._indexes.candidates() is not None  # noqa: SLF001 - the table is what is under test
+    assert all(fast.values()) and len({tuple(x[0] for x in v) for v in fast.values()}) > len(CUES)
+    _assert_same_as_plain(engine, fast)
+
+
+def test_candidate_table_follows_own_and_other_instances_writes(
+    store_engine: MemoryEngine, data_dir: Path, embedder: Embedder
 ) -> None:
     engine = store_engine
-    fast = {(cue, i): _flat(engine.retrieve(build_request(cue, top_k=10, **params)))
-            for cue in CUES for i, params in enumerate(_requests(engine, cue))}
-    assert all(fast.values()) and len({tuple(x[0] for x in v) for v in fast.values()}) > len(CUES)
-    monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
-    for cue in CUES:
-        for i, params in enumerate(_requests(engine, cue)):
-            _same(fast[(cue, i)], _flat(engine.retrieve(build_request(cue, top_k=10, **params))))
+    indexes = engine._indexes  # noqa: SLF001 - the table's life is what is under test
+    table = indexes.candidates()
+    engine.recall(CUES[0], top_k=5)  # counting accesses writes, but nothing the table holds
+    assert indexes.candidates() is table
+    # A write by this engine: the next recall sees it.
+    added = engine.remember("The webhook incident broke the nightly invoice export",
+                            context={"conversation": "ops", "session": 9})
+    fast = _all_recalls(engine)
+    assert indexes.candidates() is not table
+    assert added.id in {x[0] for x in fast[(CUES[0], 0)]}
+    _assert_same_as_plain(engine, fast)
+    # Writes by another engine instance on the same data dir (another connection) between two recalls.
+    table = indexes.candidates()
+    gone = fast[(CUES[0], 0)][0][0]
+    with MemoryEngine(data_dir, embedder=embedder) as other:
+        theirs = other.remember("The webhook incident also broke the partner sync job",
+                                context={"conversation": "ops", "session": 9})
+        other.add_edge(added.id, theirs.id, "followed_by")
+        other.forget(memory_ids=[gone])
+    fast = _all_recalls(engine)
+    assert indexes.candidates() is not table
+    ids = {x[0] for v in fast.values() for x in v}
+    assert theirs.id in ids and gone not in ids
+    _assert_same_as_plain(engine, fast)
 
 
 def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: MemoryEngine) -> None:
@@ -137,3 +191,108 @@ def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(st
         zip(importance_col.tolist(), access_col.tolist(), strict=True)
     )
     assert store.created_at_of(ids) == {i: c for i, (_, c, _) in inputs.items()}
+
+
+@pytest.mark.parametrize(("k1", "b"), [(0.7, 0.0), (1.2, 0.75)])
+def test_bm25_from_posting_lists_in_memory_matches_the_sql(store_engine: MemoryEngine, k1: float, b: float) -> None:
+    engine = store_engine
+    store = engine._store  # noqa: SLF001 - the two BM25 computations are what is under test
+    postings = engine._indexes.lexical_postings()  # noqa: SLF001
+    assert postings is not None
+    cues = [*CUES, "webhook", "the contract", "zzzz unknownword", "launch launch date pricing"]
+    for table in fulltext.TABLES:
+        for cue in cues:
+            words = terms(cue)
+            for limit in (3, 100):
+                with store._lock:  # noqa: SLF001
+                    sql = fulltext.bm25(store._conn.cursor(), table, words, limit, k1, b)  # noqa: SLF001
+                mine = postings.search(table, words, limit, k1, b)
+                assert [i for i, _ in mine] == [i for i, _ in sql], (table, cue, limit)
+                assert np.allclose([s for _, s in mine], [s for _, s in sql], rtol=1e-12, atol=0)
+    # A write moves the store's version: the lists are read again and the new row is found.
+    added = engine.remember("webhook webhook webhook")
+    assert postings.search("memory_text", ["webhook"], 1, k1, b)[0][0] == added.id
+
+
+# --- the all-four mix: its strategies' fast paths against plain versions ---------------------------------
+
+ALL_FOUR = ["similarity", "temporal", "causal", "analogical"]
+
+
+def _plain_stored_episode(text: str) -> StoredEpisode | None:
+    """The stored structure parsed from its JSON every time (no cache), as the record store's dict reads did."""
+    structure = json.loads(text)
+    if not structure:
+        return None
+    self_ = structure.get("self")
+    features = tuple(structure.get("features", []))
+    return StoredEpisode(episode(structure), features, None if self_ is None else float(self_))
+
+
+def _detailed(results: Sequence[RecallResult]) -> list[tuple[str, float, list[dict[str, object]]]]:
+    return [(r.memory.id, round(r.score, 9), [d.to_dict() for d in r.strategy_details]) for r in results]
+
+
+def test_all_four_and_each_strategy_match_their_plain_versions(
+    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Timestamps formatted in numpy, stored episodes parsed once per text, the cue's parse awaited only by
+    analogical recall, a fusion without smoothing that skips the pool's episodes: the same ranked ids,
+    scores and every detail field as the plain versions."""
+    engine = store_engine
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    mixes: list[dict[str, object]] = [
+        {"strategies": ALL_FOUR, "entity_id": speaker, "max_depth": 5},
+        {"strategies": ["analogical"]},
+        {"strategies": ["temporal"], "entity_id": speaker},
+        {"strategies": ["temporal", "similarity"], "entity_id": speaker},
+        {"strategies": ["causal", "analogical"], "max_depth": 3},
+    ]
+    fast = {(cue, i): _detailed(engine.retrieve(build_request(cue, top_k=10, **params)))
+            for cue in CUES for i, params in enumerate(mixes)}
+    assert all(fast.values())
+    assert any(d["mapping"] for v in fast.values() for _, _, ds in v for d in ds if d["strategy"] == "analogical")
+    monkeypatch.setattr(strategies, "iso_micros", lambda times: [iso(from_micros(int(t))) for t in times])
+    monkeypatch.setattr(strategies, "stored_episode", _plain_stored_episode)
+    whole_frame = fusion.frame
+    monkeypatch.setattr(fusion, "frame", lambda *args, **kwargs: whole_frame(*args, **{**kwargs, "smoothing": True}))
+    for cue in CUES:
+        for i, params in enumerate(mixes):
+            assert _detailed(engine.retrieve(build_request(cue, top_k=10, **params))) == fast[(cue, i)]
+
+
+def test_iso_micros_formats_like_iso_of_each_time() -> None:
+    rng = np.random.default_rng(5)
+    times = np.concatenate([
+        rng.integers(-62_135_596_800_000_000, 253_402_300_799_999_999, 500),
+        rng.integers(0, 2_000_000_000, 200) * 1_000_000,  # whole seconds: no fraction printed
+        np.array([0, 1, -1, 999_999, 1_000_000]),
+    ])
+    assert iso_micros(times) == [iso(from_micros(int(t))) for t in times]
+    assert iso_micros(np.array([], dtype=np.int64)) == []
+
+
+def test_all_four_searches_the_vector_index_once_and_seeds_causal_with_the_nearest(
+    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = store_engine
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    calls: list[int] = []
+    original = VectorIndex.query
+
+    def counted(self: VectorIndex, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VectorIndex, "query", counted)
+    seeded = 0
+    for cue in CUES:
+        calls.clear()
+        results = engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker, max_depth=5))
+        assert len(calls) == 1
+        causal = [d for r in results for d in r.strategy_details if d.strategy.value == "causal"]
+        plain = {"w_relevance": 1, "w_recency": 0, "w_importance": 0, "w_reinforcement": 0}
+        nearest = engine.retrieve(build_request(cue, top_k=1, strategies=["similarity"], scoring_weights=plain))
+        assert all(d.fields["seed_id"] == nearest[0].memory.id for d in causal)
+        seeded += len(causal)
+    assert seeded

@@ -1,0 +1,32 @@
+"""The cue without the names in it: what it asks about, for the `similarity_unnamed` fusion signal.
+
+With a small embedding model a name dominates a short cue's vector: "What activities does Melanie do?" lies
+closest to whatever Melanie said, whatever it was about, so the memories that answer it (a pottery class, a
+camping trip, each said in another session) rank no higher than her small talk. The cue with the words that
+name a known entity removed ("What activities does do?") is compared with each candidate's embedding as a
+signal of its own; who the cue is about is still carried by `similarity` and `entity_named`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+from engine.recall.lexical_query import terms
+
+
+@lru_cache(maxsize=4096)
+def name_words(entity: str) -> frozenset[str]:
+    """The content words of an entity id ("melanie_smith" -> {"melanie", "smith"})."""
+    return frozenset(terms(entity.replace("_", " ")))
+
+
+def unnamed(cue: str, entities: Iterable[str]) -> str | None:
+    """`cue` without its words that name one of `entities` (a possessive goes with the name: "Melanie's");
+    None when it names none of them, or when no content word would be left ("What did Melanie say?")."""
+    asked = set(terms(cue))
+    names = {w for e in entities for w in name_words(e) if w in asked}
+    if not names:
+        return None
+    kept = " ".join(word for word in cue.split() if not names.intersection(terms(word)))
+    return kept if terms(kept) else None
