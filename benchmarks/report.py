@@ -464,6 +464,7 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
         "timed round-robin with the floor as above. `recommended` is `hebbs recall`'s default (similarity + "
         "lexical, fused).",
         "",
+        *([str(scale["note"]), ""] if scale.get("note") else []),
     ]
     ops = [op for op in SCALE_OPS if all(op in s["latency_ms"] for s in sizes)]
     rows = []
