@@ -128,15 +128,11 @@ def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int, links: Links |
     return reached
 
 
-def windows(cur: sqlite3.Cursor, ids: Sequence[str], links: Links | None = None) -> dict[str, list[str]]:
-    """Each memory's window: itself and its same-episode followed_by neighbours, in time order."""
-    return _windows(cur, ids, links or Links(cur))[0]
-
-
 def _windows(
     cur: sqlite3.Cursor, ids: Sequence[str], links: Links
 ) -> tuple[dict[str, list[str]], dict[str, tuple[str, int, dict[str, Any]]]]:
-    """`windows` and the texts of every memory in them."""
+    """Each memory's window (itself and its same-episode followed_by neighbours, in time order) and the
+    texts of every memory in them."""
     radius = config.WINDOW_RADIUS
     area = _within(cur, ids, radius, links)
     texts = _texts(cur, sorted(area))
@@ -172,8 +168,7 @@ def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
     cur.executemany(
         "INSERT INTO memory_text (rowid, body) VALUES (?, ?)", [(rowids[i], texts[i][0]) for i in live]
     )
-    links = Links(cur)
-    refresh_windows(cur, _within(cur, live, config.WINDOW_RADIUS, links), links)
+    refresh_around(cur, live)
 
 
 def index_new(
@@ -206,10 +201,7 @@ def index_new(
         "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
         [(r, _window_body({i: (text, at, context)}, i, [i])) for r, (i, text, at, context) in rows if i not in linked],
     )
-    touched = [i for i in ids if i in linked]
-    if touched:
-        links = Links(cur)
-        refresh_windows(cur, _within(cur, touched, config.WINDOW_RADIUS, links), links)
+    refresh_around(cur, [i for i in ids if i in linked])
 
 
 def date_line(created_at: int, context: dict[str, Any]) -> str:
@@ -244,9 +236,17 @@ def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str], links: Links | None
     )
 
 
-def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str], links: Links | None = None) -> set[str]:
+def refresh_around(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
+    """Recompute the windows of the given memories and of every memory whose window may include them
+    (after their text or their followed_by links changed); each link is fetched once."""
+    if ids:
+        links = Links(cur)
+        refresh_windows(cur, _within(cur, ids, config.WINDOW_RADIUS, links), links)
+
+
+def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str]) -> set[str]:
     """The memories whose windows may include the given ones: call before deleting them."""
-    return _within(cur, ids, config.WINDOW_RADIUS, links) - set(ids)
+    return _within(cur, ids, config.WINDOW_RADIUS) - set(ids)
 
 
 def remove(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:

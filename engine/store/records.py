@@ -30,6 +30,8 @@ SCHEMA_VERSION = 1
 ERASE_PENDING = "vector_erase_pending"
 # `fusion_rows`' episode key of a memory whose context names no episode (SQLite's JSON array of nulls).
 NO_EPISODE = "[" + ",".join("null" for _ in config.EPISODE_KEYS) + "]"
+# The SQL expression of a memory's episode key (fusion_rows, candidate_rows).
+_EPISODE_KEY = "json_extract(context, " + ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS) + ")"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -128,13 +130,12 @@ class RecordStore:
         self.path = path
         self._lock = threading.RLock()
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+        self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
         if self.read_only:
-            self._generation = 0
             self._conn = _open_read_only(path)
             fulltext.prepare(self._conn)
             self._scores = _scores_hint(self._conn)
             return
-        self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
         fulltext.prepare(self._conn)
@@ -360,8 +361,7 @@ class RecordStore:
         fused recall needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS`
         values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
         found: dict[str, FusionRow] = {}
-        paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
-        columns = f"id, json_extract(context, {paths}), {'embedding' if with_embeddings else 'NULL'}, entity_id"
+        columns = f"id, {_EPISODE_KEY}, {'embedding' if with_embeddings else 'NULL'}, entity_id"
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
             sql = f"SELECT {columns} FROM memories WHERE id IN ({marks})"
@@ -373,13 +373,12 @@ class RecordStore:
         """Everything a recall's candidate table holds, read in one read transaction with the version it
         was read at: (version, each memory's (id, episode key, embedding bytes, entity id) as
         `fusion_rows` gives them, every followed_by edge as (source, target))."""
-        paths = ", ".join(f"'$.{k}'" for k in config.EPISODE_KEYS)
         with self._lock:
             version = self.version()  # read first: a commit meanwhile makes the table look older, never newer
             cur = self._conn.cursor()
             cur.execute("BEGIN")
             try:
-                rows = cur.execute(f"SELECT id, json_extract(context, {paths}), embedding, entity_id FROM memories")
+                rows = cur.execute(f"SELECT id, {_EPISODE_KEY}, embedding, entity_id FROM memories")
                 memories = rows.fetchall()
                 edges = cur.execute(
                     "SELECT source, target FROM edges WHERE type = ?", (EdgeType.FOLLOWED_BY.value,)
@@ -556,15 +555,6 @@ class RecordStore:
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             return [(i, s.get("features", [])) for i, s in self.structures()]
         return [(r[0], _string_list(r[1])) for r in rows]
-
-    def structures_of(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The stored structures of some memories (the analogical strategy maps their episode graphs)."""
-        found: dict[str, dict[str, Any]] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = json.loads(r[1])
-        return found
 
     def structure_texts(self, ids: Sequence[str]) -> dict[str, str]:
         """The stored structures of some memories as their JSON text, unparsed: analogical recall parses
@@ -787,9 +777,7 @@ def _filters(
 def _refresh_windows(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:
     """New followed_by edges change the windows around both ends."""
     ends = {i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)}
-    if ends:
-        links = fulltext.Links(cur)  # both walks below cross the same links: fetch each once
-        fulltext.refresh_windows(cur, ends | fulltext.neighbourhood(cur, sorted(ends), links), links)
+    fulltext.refresh_around(cur, sorted(ends))
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
