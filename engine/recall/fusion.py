@@ -34,6 +34,7 @@ from engine.models import Strategy, StrategyDetail
 from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
+from engine.recall.unnamed import name_words
 from engine.store.records import NO_EPISODE, FusionRow
 
 _SIGNALS_OF = {
@@ -82,7 +83,7 @@ def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[
     words = set(terms(inp.request.cue))
     if not words:
         return {}
-    hit = {e: bool(set(terms(e.replace("_", " "))) & words) for e in set(entities.values()) if e is not None}
+    hit = {e: bool(name_words(e) & words) for e in set(entities.values()) if e is not None}
     return {memory_id: 1.0 for memory_id, entity in entities.items() if entity is not None and hit[entity]}
 
 
@@ -123,11 +124,12 @@ def _cosines(
         matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
-    unnamed_cosine = cosine
-    if unnamed and inp.unnamed_embedding is not None:
-        plain = matrix @ inp.unnamed_embedding.astype(np.float32, copy=False)
-        unnamed_cosine = {i: float(plain[row[i]]) for i in pool if i in row}
-    unnamed_cosine = unnamed_cosine if unnamed else {}
+    unnamed_cosine: dict[str, float] = {}
+    if unnamed:  # a cue that names no entity is its own unnamed form
+        unnamed_cosine = cosine
+        if inp.unnamed_embedding is not None:
+            plain = matrix @ inp.unnamed_embedding.astype(np.float32, copy=False)
+            unnamed_cosine = {i: float(plain[row[i]]) for i in pool if i in row}
     if not windows:
         return cosine, {}, unnamed_cosine
     mine = [i for i in pool if i in row]
