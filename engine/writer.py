@@ -45,6 +45,7 @@ class Writer:
         self.extractor = extractor
         self.clock = clock
         self._model_checked = False
+        self._dimension: int | None = None  # the store's vector width once read or recorded: it never changes
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
@@ -149,18 +150,22 @@ class Writer:
         """Remember the model and vector width of the first write; refuse vectors of another width later."""
         self.check_model()
         widths = {int(r.embedding.shape[-1]) for r in records}
-        stored = self.store.get_meta(config.EMBEDDING_DIMENSION_META_KEY)
-        expected = {int(stored)} if stored else widths
+        if self._dimension is None:
+            stored = self.store.get_meta(config.EMBEDDING_DIMENSION_META_KEY)
+            self._dimension = int(stored) if stored else None
+        expected = {self._dimension} if self._dimension is not None else widths
         if len(widths | expected) > 1:
             raise EmbeddingModelMismatchError(
-                f"this store holds {stored or min(expected)}-dimension vectors of embedding model "
+                f"this store holds {min(expected)}-dimension vectors of embedding model "
                 f"{self.store.get_meta(config.EMBEDDING_MODEL_META_KEY) or self.embedder.name!r}; "
                 f"{self.embedder.name!r} gave {', '.join(str(w) for w in sorted(widths))}-dimension vectors"
             )
-        if self.store.get_meta(config.EMBEDDING_MODEL_META_KEY) is None:
-            self.store.set_meta(config.EMBEDDING_MODEL_META_KEY, config.canonical_model_name(self.embedder.name))
-        if stored is None and widths:
-            self.store.set_meta(config.EMBEDDING_DIMENSION_META_KEY, str(widths.pop()))
+        if self._dimension is None:  # the first write with vectors (or the first since widths were recorded)
+            if self.store.get_meta(config.EMBEDDING_MODEL_META_KEY) is None:
+                self.store.set_meta(config.EMBEDDING_MODEL_META_KEY, config.canonical_model_name(self.embedder.name))
+            if widths:
+                self._dimension = widths.pop()
+                self.store.set_meta(config.EMBEDDING_DIMENSION_META_KEY, str(self._dimension))
 
     # --- whole operations ------------------------------------------------------------------------------
     def remember(self, requests: Sequence[RememberRequest], progress: Progress | None = None) -> list[Memory]:
