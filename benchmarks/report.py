@@ -154,7 +154,21 @@ def _perf_section(perf: dict[str, Any], docs_dir: Path, img_dir: Path) -> list[s
         if batch:
             lines.append(
                 f"Batched remember: {batch['throughput_per_s']:,} memories/s in batches of {batch['batch_size']}, "
-                f"{batch['throughput_vs_encode']:.2f}x the raw model's encode throughput."
+                f"{batch['throughput_vs_encode']:.2f}x the raw model's encode throughput when the call returns."
+            )
+            if batch.get("sustained_vs_encode") is not None:
+                lines.append(
+                    f"Relational structures follow writes (extracted before the next analogical read, or by the "
+                    f"idle worker): extracting a batch's took {batch['structures_catch_up_p50_ms']:,.0f} ms p50, "
+                    f"so sustained, structures included, {batch['sustained_throughput_per_s']:,} memories/s = "
+                    f"{batch['sustained_vs_encode']:.2f}x encode throughput."
+                )
+        single = next((x for x in rows if x["size"] == n and x["operation"] == "remember_single"), None)
+        if single and single.get("sustained_p50_ms") is not None:
+            lines.append(
+                f"Single remember: {single['p50_ms']:.1f} ms p50 returned, then "
+                f"{single['structures_catch_up_p50_ms']:.1f} ms to extract its structure "
+                f"({single['sustained_p50_ms']:.1f} ms sustained)."
             )
         if reopen and reopen.get("breakdown_s"):
             parts = ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in reopen["breakdown_s"].items())

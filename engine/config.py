@@ -178,6 +178,19 @@ INGEST_DOCUMENT_BATCH = 8
 # and 0.65x the speed with int8 (the two threads' Python parts queue for the GIL while the OS preempts them);
 # `python -m benchmarks.bench_ingest` measures both settings in one run, so switch it on where that says so.
 OVERLAP_MODELS = False
+# Relational structures (spaCy) are a derived index that follows writes: remember / remember_many / revise
+# and conversation indexing commit a memory with a durable "structure pending" mark and return; whatever
+# reads structures (analogical recall, `structure_of`, re-extraction) first extracts the pending ones (a read
+# barrier), and an idle worker extracts them in the background. The parse cost about as much CPU as the
+# embedding, so a synchronous write path could not beat ~0.65x the raw encode throughput on 2 cores.
+# False: extract on the write path as before (no pending marks are written).
+DEFER_STRUCTURES = True
+# The idle worker starts extracting once no write has come for this long (engine clock), in batches of
+# STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
+STRUCTURE_IDLE_SECONDS = 2.0
+STRUCTURE_IDLE_BATCH = 16
+# Pending structures extracted per transaction by the read barrier.
+STRUCTURE_CATCHUP_BATCH = 512
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"

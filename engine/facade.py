@@ -66,6 +66,7 @@ from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, from_micros
+from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
@@ -151,6 +152,9 @@ class MemoryEngine:
         self._indexes = Indexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
+        # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
+        self._structures = StructureFollower(self._store, self._indexes, lambda: self._writer.extractor, self.clock)
+        self._writer.after_commit = self._structures.wrote
         self._lock = threading.Lock()
         self._structures_checked = False  # stale structures are re-extracted before the first analogical recall
         self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
@@ -172,6 +176,7 @@ class MemoryEngine:
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:
+        self._structures.close()  # after the batch in hand; the rest stays pending, durable
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
@@ -193,8 +198,10 @@ class MemoryEngine:
         return self._writer.extractor
 
     def warm(self) -> None:
-        """Build every index now (servers and benchmarks pay the cost up front, not on the first recall)."""
+        """Build every index now (servers and benchmarks pay the cost up front, not on the first recall), and
+        let the idle worker extract structures an earlier writer left pending."""
         self._indexes.warm()
+        self._structures.start_if_pending()
 
     # --- the request model -------------------------------------------------------------------------------
     def handle(self, request: Request) -> Response:
@@ -374,6 +381,8 @@ class MemoryEngine:
 
     def structure_of(self, memory_id: str) -> dict[str, Any]:
         """The relational structure stored with a memory (what analogical recall compares)."""
+        with store_errors():
+            self._structures.catch_up()
         record = self._store.get_record(memory_id)
         if record is None:
             raise MemoryNotFoundError(f"no memory with id {memory_id}")
@@ -384,6 +393,7 @@ class MemoryEngine:
         feature index, as every index is rebuilt from the record store. Returns how many were rebuilt."""
         from engine.analogy.graph import GRAPH_VERSION
 
+        self._structures.catch_up()
         with self._lock:
             self._structures_checked = True
             if all_memories:
@@ -395,7 +405,7 @@ class MemoryEngine:
             for start in range(0, len(stale), 1000):
                 chunk = stale[start : start + 1000]
                 found = self._writer.extractor.extract([content for _, content in chunk])
-                self._store.set_structures([(i, s) for (i, _), s in zip(chunk, found, strict=True)])
+                self._store.set_structures([(i, c, s) for (i, c), s in zip(chunk, found, strict=True)])
             if stale:
                 self._indexes.structures_replaced()
             return len(stale)
@@ -420,7 +430,17 @@ class MemoryEngine:
             vector_index=self._indexes.vectors.count(),
             edges=self._store.count_edges(),
             entities=self._store.count_entities(),
+            structures_pending=self._structures.pending(),
         )
+
+    def catch_up_structures(self) -> int:
+        """Extract every pending structure now (what any read of structures does first); returns how many."""
+        with store_errors():
+            return self._structures.catch_up()
+
+    def pending_structures(self) -> int:
+        """How many memories wait for their relational structure (config.DEFER_STRUCTURES)."""
+        return self._structures.pending()
 
     def neighbourhood(self, memory_id: str, **params: Any) -> NeighbourhoodResponse:
         """The memories within `depth` edges of a memory (both directions), nearest first, at most
@@ -537,6 +557,7 @@ class MemoryEngine:
                 request = dataclasses.replace(request, entity_id=resolved)
         cue_parse: Callable[[], dict[str, Any]] = dict
         if Strategy.ANALOGICAL in request.strategies:
+            self._structures.catch_up()  # the read barrier: no pending structure is missed
             if not self._structures_checked:
                 self.reextract_structures()
             # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their

@@ -46,6 +46,9 @@ class Indexes:
         self._timeline: TimelineIndex | None = None
         self._graph: GraphIndex | None = None
         self._structures: StructureIndex | None = None
+        # Memories left out of the feature index because their structure was pending when it was built or
+        # written; they join it once extracted (here or by another engine: see `awaiting_structures`).
+        self._awaiting: set[str] = set()
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
         self._too_many_at: tuple[int, int] | None = None  # the version at which the store was too big for it
@@ -153,10 +156,13 @@ class Indexes:
         with self._lock:
             if self._structures is None:
                 revisions = self.revision_ids()
+                pending = self._store.pending_structure_ids()
                 with _bulk_build():
                     self._structures = StructureIndex(
-                        (i, features) for i, features in self._store.features() if i not in revisions
+                        (i, features) for i, features in self._store.features()
+                        if i not in revisions and i not in pending
                     )
+                self._awaiting = pending - revisions
             return self._structures
 
     def candidates(self) -> CandidateTable | None:
@@ -219,7 +225,11 @@ class Indexes:
                 if self._timeline is not None and m.entity_id is not None:
                     self._timeline.add(m.entity_id, to_micros(m.created_at), m.id)
                 if self._structures is not None:
-                    self._structures.add(m.id, r.structure.get("features", []))
+                    if r.structure_pending:
+                        self._structures.remove([m.id])
+                        self._awaiting.add(m.id)
+                    else:
+                        self._structures.add(m.id, r.structure.get("features", []))
             self.add_edges(edges)
 
     def add_edges(self, edges: Iterable[Edge]) -> None:
@@ -253,11 +263,26 @@ class Indexes:
                 self._graph.remove_nodes(ids)
             if self._revisions is not None:
                 self._revisions.difference_update(ids)
+            self._awaiting.difference_update(ids)
 
     def structures_replaced(self) -> None:
         """Structures were re-extracted in bulk: rebuild the feature index on next use."""
         with self._lock:
             self._structures = None
+            self._awaiting = set()
+
+    def awaiting_structures(self) -> set[str]:
+        """Memories the built feature index leaves out because their structure was pending."""
+        with self._lock:
+            return set(self._awaiting)
+
+    def structures_filled(self, items: Iterable[tuple[str, Sequence[str]]]) -> None:
+        """Pending structures were extracted and stored (id, features): the feature index takes them in."""
+        with self._lock:
+            for memory_id, features in items:
+                if self._structures is not None and memory_id in self._awaiting:
+                    self._structures.add(memory_id, features)
+                self._awaiting.discard(memory_id)
 
     def erase(self, forgotten_vectors: Sequence[np.ndarray]) -> None:
         """After a committed, dropped delete: make sure no file of the vector index holds a forgotten vector

@@ -1,9 +1,11 @@
 """`Writer`: the one write path, below both the facade and ingestion.
 
-validate (done by `engine.api` parse) -> assign ids and times -> embed and extract structure -> one SQLite
-transaction (the truth, embeddings included) -> the derived indexes. A crash after the commit is repaired
-on the next open from the `vector_synced` marks, so an acknowledged write is never lost and never
-half-visible (recall only returns ids the record store holds).
+validate (done by `engine.api` parse) -> assign ids and times -> embed (and, with
+`config.DEFER_STRUCTURES` off, extract structure) -> one SQLite transaction (the truth, embeddings included,
+and a "structure pending" mark per memory whose structure is deferred) -> the derived indexes. A crash after
+the commit is repaired on the next open from the `vector_synced` marks, and pending structures are
+extracted before anything reads structures (engine/structures.py), so an acknowledged write is never lost
+and never half-visible (recall only returns ids the record store holds).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store.records import MemoryRecord, RecordStore
 
 Progress = Callable[[int, int], None]  # (done, total)
+Structure = dict[str, Any] | None  # None: deferred (extracted later, see engine/structures.py)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,8 @@ class Writer:
         self.clock = clock
         self._model_checked = False
         self._dimension: int | None = None  # the store's vector width once read or recorded: it never changes
+        # Told after each commit how many memories it left with a pending structure (the idle worker's cue).
+        self.after_commit: Callable[[int], None] | None = None
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
@@ -61,16 +66,21 @@ class Writer:
 
     def embed_and_extract(
         self, texts: Sequence[str], progress: Progress | None = None, reuse: dict[str, np.ndarray] | None = None
-    ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    ) -> tuple[np.ndarray, Sequence[Structure]]:
         """Embeddings and structures of texts (texts found in `reuse` keep that vector; it gains the new
-        ones). With `config.OVERLAP_MODELS` the embedder runs on a worker thread while spaCy extracts the
+        ones). With `config.DEFER_STRUCTURES` nothing is extracted here: every structure is None (pending).
+        With `config.OVERLAP_MODELS` the embedder runs on a worker thread while spaCy extracts the
         structures here: both release the GIL in their heavy loops, so together they keep the cores busy
         where one after the other left one idle during the parse."""
         known = reuse if reuse is not None else {}
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), []
         todo = list(dict.fromkeys(t for t in texts if t not in known))
-        if todo and config.OVERLAP_MODELS:
+        structures: Sequence[Structure]
+        if config.DEFER_STRUCTURES:
+            vectors = self.embed(todo, progress)
+            structures = [None] * len(texts)
+        elif todo and config.OVERLAP_MODELS:
             self.check_model()  # before the worker starts: a store of another model is refused here, unembedded
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
                 embedding = worker.submit(self.embed, todo, progress)
@@ -123,6 +133,11 @@ class Writer:
         self._record_model(records)
         self.store.insert(records, edges, also=also)
         self.indexes.apply(records, edges)
+        self._committed(sum(r.structure_pending for r in records))
+
+    def _committed(self, pending: int) -> None:
+        if self.after_commit is not None:
+            self.after_commit(pending)
 
     def check_model(self) -> None:
         """A store is searched and written only with the model that wrote its vectors; another is refused.
@@ -180,7 +195,7 @@ class Writer:
             return []
         texts = [m.content for m in memories]
         embeddings, structures = self.embed_and_extract(texts, progress)
-        records = [MemoryRecord(m, e, s) for m, e, s in zip(memories, embeddings, structures, strict=True)]
+        records = records_of(memories, embeddings, structures)
         edges = [
             Edge(m.id, spec.target, spec.type, spec.confidence, dict(spec.attrs))
             for m, r in zip(memories, requests, strict=True)
@@ -219,10 +234,10 @@ class Writer:
         }
         updated = dataclasses.replace(prev, **changes, updated_at=now)
         if updated.content != prev.content:
-            embedding = self.embed([updated.content])[0]
-            structure = self.extractor.extract([updated.content])[0]
+            embedding, structures = self.embed_and_extract([updated.content])
+            new_record = records_of([updated], embedding, structures)[0]
         else:
-            embedding, structure = old.embedding, old.structure
+            new_record = dataclasses.replace(old, memory=updated)
         revision = dataclasses.replace(
             prev,
             id=ids.new_id(int(now.timestamp() * 1000)),
@@ -233,11 +248,11 @@ class Writer:
             access_count=0,
         )
         edge = Edge(prev.id, revision.id, EdgeType.REVISED_FROM, 1.0, {})
-        new_record = MemoryRecord(updated, embedding, structure)
-        revision_record = MemoryRecord(revision, old.embedding, old.structure)
+        revision_record = dataclasses.replace(old, memory=revision)
         self.store.revise(new_record, revision_record, edge)
         self.indexes.unplace([prev.id])
         self.indexes.apply([new_record, revision_record], [edge])
+        self._committed(new_record.structure_pending + revision_record.structure_pending)
         return updated
 
     def forget(self, memory_ids: Sequence[str], *, erase: bool = True) -> list[str]:
@@ -256,3 +271,13 @@ class Writer:
             except Exception as exc:  # noqa: BLE001 - committed: the erase mark finishes it on the next open
                 log.warning("erasure of the vector index's files deferred to the next open: %s", exc)
         return deleted
+
+
+def records_of(
+    memories: Sequence[Memory], embeddings: np.ndarray, structures: Sequence[Structure]
+) -> list[MemoryRecord]:
+    """Records to commit; a None structure is stored pending (extracted later, engine/structures.py)."""
+    return [
+        MemoryRecord(m, e, {} if s is None else s, s is None)
+        for m, e, s in zip(memories, embeddings, structures, strict=True)
+    ]

@@ -102,7 +102,7 @@ def test_remember_get_recall_stats_in_json(hebbs) -> None:  # type: ignore[no-un
     assert causal["path"] == [effect["id"], cause["id"]] and causal["seed_id"] == effect["id"]
 
     code, out, _ = hebbs("--format", "json", "stats")
-    assert json.loads(out) == {"memories": 2, "vector_index": 2, "edges": 1, "entities": 1}
+    assert json.loads(out) == {"memories": 2, "vector_index": 2, "edges": 1, "entities": 1, "structures_pending": 2}
 
 
 def test_weights_change_the_ranking(hebbs) -> None:  # type: ignore[no-untyped-def]

@@ -94,14 +94,16 @@ class StatsResponse:
     vector_index: int
     edges: int
     entities: int
+    structures_pending: int = 0  # memories whose relational structure is still to be extracted
 
     def to_dict(self) -> dict[str, int]:
         return {"memories": self.memories, "vector_index": self.vector_index, "edges": self.edges,
-                "entities": self.entities}
+                "entities": self.entities, "structures_pending": self.structures_pending}
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Self:
-        return cls(raw["memories"], raw["vector_index"], raw["edges"], raw["entities"])
+        return cls(raw["memories"], raw["vector_index"], raw["edges"], raw["entities"],
+                   int(raw.get("structures_pending", 0)))
 
 
 @dataclass(frozen=True, slots=True)

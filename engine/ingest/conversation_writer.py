@@ -5,7 +5,8 @@ Each message's entity is its speaker, resolved against the entity registry as a 
 
 A message needs no per-sentence analysis (entities, dates, causal cues: a turn is already the unit, its
 speaker is its entity and its time is known), so conversations skip the spaCy extractor; each message
-still gets its relational structure (the writer's structure extractor) so analogical recall finds it.
+still gets its relational structure (the writer's structure extractor) so analogical recall finds it:
+with `config.DEFER_STRUCTURES` it is committed pending and extracted later (engine/structures.py).
 
 Re-indexing: an unchanged file is not read further (its stamp is in the ledger). In a changed one, the
 messages whose chained hash is unchanged (everything up to the first change: a transcript that only grew
@@ -28,9 +29,8 @@ from engine.ingest.summary import IndexSummary, Skipped
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import MESSAGE, Ledger, LedgerRow
-from engine.store.records import MemoryRecord
 from engine.validation import fit_content
-from engine.writer import Writer
+from engine.writer import Writer, records_of
 
 ORIGIN = "conversation"  # edges written with the messages (never replaced by the derived-edge pass)
 
@@ -109,7 +109,7 @@ def write_conversations(
                        "entities": [speakers[m.speaker]] if m.speaker in speakers else []})
             for m in conversation.messages
         ]
-        records = [MemoryRecord(m, e, s) for m, e, s in zip(memories, embeddings, structures, strict=True)]
+        records = records_of(memories, embeddings, structures)
         writer.commit(records, edges, also=partial(Ledger.write, rows=rows))
         summary.messages_added += len(memories)
         summary.messages_kept += len(plan.keep)

@@ -70,6 +70,9 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_target ON edges (target);
 CREATE TABLE IF NOT EXISTS pending_vector_deletes (id TEXT PRIMARY KEY);
+-- Memories whose relational structure is not extracted yet (config.DEFER_STRUCTURES): marked in the write's
+-- own transaction, cleared in the one that stores the structure. Readers of structures extract these first.
+CREATE TABLE IF NOT EXISTS pending_structures (id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
 """
 
 _MEMORY_COLUMNS = (
@@ -115,6 +118,7 @@ class MemoryRecord:
     memory: Memory
     embedding: np.ndarray
     structure: dict[str, Any]
+    structure_pending: bool = False  # not extracted yet: `structure` is {} until the store's mark is cleared
 
 
 class FusionRow(NamedTuple):
@@ -131,6 +135,8 @@ class RecordStore:
         self._lock = threading.RLock()
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
+        # Structures extracted for a read-only store's pending memories: kept here, since the file cannot be written.
+        self._filled: dict[str, str] = {}
         if self.read_only:
             self._conn = _open_read_only(path)
             fulltext.prepare(self._conn)
@@ -227,6 +233,7 @@ class RecordStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
                 [_record_params(r) for r in records],
             )
+            _mark_pending(cur, [r.memory.id for r in records if r.structure_pending])
             _insert_edges(cur, edges)
             fulltext.index_new(
                 cur,
@@ -269,6 +276,8 @@ class RecordStore:
                     m.id,
                 ),
             )
+            cur.execute("DELETE FROM pending_structures WHERE id = ?", (m.id,))
+            _mark_pending(cur, [r.memory.id for r in (updated, revision) if r.structure_pending])
             _insert_edges(cur, [edge])
             fulltext.index(cur, [m.id])
 
@@ -461,7 +470,10 @@ class RecordStore:
         if not rows:
             return None
         row = rows[0]
-        return MemoryRecord(_row_to_memory(row), np.frombuffer(row[10], dtype=np.float32), json.loads(row[11]))
+        structure = self._filled.get(memory_id, row[11])
+        pending = memory_id not in self._filled and bool(self._pending_of([memory_id]))
+        return MemoryRecord(_row_to_memory(row), np.frombuffer(row[10], dtype=np.float32), json.loads(structure),
+                            pending)
 
     def created_at_of(self, ids: Sequence[str]) -> dict[str, int]:
         """created_at (microseconds) of the given memories that exist."""
@@ -545,7 +557,8 @@ class RecordStore:
         return self._query("SELECT entity_id, created_at, id FROM memories WHERE entity_id IS NOT NULL")
 
     def structures(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(r[0], json.loads(r[1])) for r in self._query("SELECT id, structure FROM memories")]
+        rows = self._query("SELECT id, structure FROM memories")
+        return [(r[0], json.loads(self._filled.get(r[0], r[1]))) for r in rows]
 
     def features(self) -> list[tuple[str, list[str]]]:
         """(id, structure["features"]) of every memory. SQLite extracts the list, so opening a store parses
@@ -554,7 +567,10 @@ class RecordStore:
             rows = self._query("SELECT id, json_extract(structure, '$.features') FROM memories")
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             return [(i, s.get("features", [])) for i, s in self.structures()]
-        return [(r[0], _string_list(r[1])) for r in rows]
+        found = [(r[0], _string_list(r[1])) for r in rows]
+        if self._filled:
+            found = [(i, json.loads(self._filled[i]).get("features", []) if i in self._filled else f) for i, f in found]
+        return found
 
     def structure_texts(self, ids: Sequence[str]) -> dict[str, str]:
         """The stored structures of some memories as their JSON text, unparsed: analogical recall parses
@@ -563,7 +579,7 @@ class RecordStore:
         for chunk in _chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
             for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = r[1]
+                found[r[0]] = self._filled.get(r[0], r[1])
         return found
 
     def stale_structures(self, version: int) -> list[tuple[str, str]]:
@@ -577,13 +593,80 @@ class RecordStore:
             rows = self._query("SELECT id, content, structure FROM memories")
             return [(r[0], r[1]) for r in rows if json.loads(r[2]).get("version") != version]
 
-    def set_structures(self, structures: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Replace stored structures (a rebuild after the extractor changed); contents are untouched."""
+    def set_structures(self, structures: Sequence[tuple[str, str, dict[str, Any]]], *, pending_only: bool = False
+                       ) -> list[str]:
+        """Store structures extracted from (id, content): a rebuild after the extractor changed, or (with
+        `pending_only`) the catch-up of pending ones. A structure is written only while the memory still has
+        that content (a revise meanwhile leaves it pending for its new text) and, with `pending_only`, only
+        if still pending (another engine or process may have stored it first): idempotent under the write
+        lock. Clears the pending marks of what it wrote; returns those ids. A read-only store keeps them in
+        memory for this process."""
+        if self.read_only:
+            ids = [i for i, _, _ in structures]
+            pending = self._pending_of(ids)
+            current = dict(self._query_ids("SELECT id, content FROM memories", ids))
+            written = [(i, s) for i, c, s in structures
+                       if current.get(i) == c and (not pending_only or i in pending) and i not in self._filled]
+            self._filled.update((i, json.dumps(s, sort_keys=True)) for i, s in written)
+            return [i for i, _ in written]
+        written_ids: list[str] = []
+        guard = " AND id IN (SELECT id FROM pending_structures)" if pending_only else ""
         with self.transaction() as cur:
-            cur.executemany(
-                "UPDATE memories SET structure = ? WHERE id = ?",
-                [(json.dumps(s, sort_keys=True), i) for i, s in structures],
+            for memory_id, content, structure in structures:
+                cur.execute(
+                    f"UPDATE memories SET structure = ? WHERE id = ? AND content = ?{guard}",
+                    (json.dumps(structure, sort_keys=True), memory_id, content),
+                )
+                if cur.rowcount:
+                    written_ids.append(memory_id)
+            cur.executemany("DELETE FROM pending_structures WHERE id = ?", [(i,) for i in written_ids])
+        return written_ids
+
+    def pending_structures(self, limit: int) -> list[tuple[str, str]]:
+        """(id, content) of up to `limit` memories whose structure is not extracted yet, oldest ids first."""
+        try:
+            rows = self._query(
+                "SELECT p.id, m.content FROM pending_structures p JOIN memories m ON m.id = p.id ORDER BY p.id"
+                " LIMIT ?", (limit + len(self._filled),)
             )
+        except sqlite3.OperationalError:  # a read-only store written before structures could be pending
+            return []
+        return [(r[0], r[1]) for r in rows if r[0] not in self._filled][:limit]
+
+    def count_pending_structures(self) -> int:
+        try:
+            total = int(self._query("SELECT count(*) FROM pending_structures")[0][0])
+        except sqlite3.OperationalError:
+            return 0
+        return total - len(self._pending_of(list(self._filled))) if self._filled else total
+
+    def pending_structure_ids(self) -> set[str]:
+        try:
+            found = {r[0] for r in self._query("SELECT id FROM pending_structures")}
+        except sqlite3.OperationalError:
+            return set()
+        return found - self._filled.keys()
+
+    def _pending_of(self, ids: Sequence[str]) -> set[str]:
+        """Which of these memories still have a pending structure (as marked in the file)."""
+        try:
+            return {r[0] for r in self._query_ids("SELECT id FROM pending_structures", ids)}
+        except sqlite3.OperationalError:
+            return set()
+
+    def features_of(self, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """(id, structure["features"]) of those of the memories whose structure is extracted."""
+        pending = self._pending_of(ids) - self._filled.keys()
+        found = self.structure_texts([i for i in ids if i not in pending])
+        return [(i, json.loads(text).get("features", [])) for i, text in found.items()]
+
+    def _query_ids(self, select: str, ids: Sequence[str]) -> list[Any]:
+        """`select` (a statement without WHERE) restricted to rows whose id is among `ids`, in chunks."""
+        rows: list[Any] = []
+        for chunk in _chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            rows.extend(self._query(f"{select} WHERE id IN ({marks})", chunk))
+        return rows
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
@@ -737,6 +820,11 @@ def _record_params(r: MemoryRecord) -> tuple[Any, ...]:
 def _edge_params(e: Edge) -> tuple[Any, ...]:
     # Most edges carry no attributes: "{}" without a json.dumps call each (bulk writes add thousands).
     return (e.source, e.target, e.type.value, e.confidence, json.dumps(e.attrs, sort_keys=True) if e.attrs else "{}")
+
+
+def _mark_pending(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
+    """Record that these memories' structures are still to be extracted (same transaction as the write)."""
+    cur.executemany("INSERT OR IGNORE INTO pending_structures (id) VALUES (?)", [(i,) for i in ids])
 
 
 def _insert_edges(cur: sqlite3.Cursor, edges: Sequence[Edge]) -> None:

@@ -81,7 +81,7 @@ def test_crash_between_commit_and_vector_write_is_repaired_on_open(
         assert eng.stats()["memories"] == 2
         assert eng.stats()["vector_index"] == 2  # reopened and reconciled on next use
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
-        assert eng.stats() == {"memories": 2, "vector_index": 2, "edges": 0, "entities": 1}
+        assert eng.stats() == {"memories": 2, "vector_index": 2, "edges": 0, "entities": 1, "structures_pending": 2}
         assert eng.recall("committed but not yet in chroma", top_k=1)[0].memory.content.startswith("committed")
 
 

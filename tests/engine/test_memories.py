@@ -25,7 +25,7 @@ def test_remember_returns_a_durable_memory_with_defaults(engine: MemoryEngine, c
     assert m.importance == 0.5 and m.kind == MemoryKind.EPISODE and m.access_count == 0
     assert m.created_at == clock.now() and m.last_accessed_at is None
     assert engine.get(m.id) == m
-    assert engine.stats() == {"memories": 1, "vector_index": 1, "edges": 0, "entities": 1}
+    assert engine.stats() == {"memories": 1, "vector_index": 1, "edges": 0, "entities": 1, "structures_pending": 1}
 
 
 def test_created_at_can_be_given_for_history(engine: MemoryEngine) -> None:
@@ -118,7 +118,7 @@ def test_forget_removes_from_every_index(engine: MemoryEngine) -> None:
     assert engine.forget([a.id]) == [a.id]
     with pytest.raises(MemoryNotFoundError):
         engine.get(a.id)
-    assert engine.stats() == {"memories": 2, "vector_index": 2, "edges": 0, "entities": 1}
+    assert engine.stats() == {"memories": 2, "vector_index": 2, "edges": 0, "entities": 1, "structures_pending": 2}
     assert a.id not in {r.memory.id for r in engine.recall("server room flooded", top_k=10)}
     assert [r.memory.id for r in engine.recall(strategies=["temporal"], entity_id="ops")] == [b.id, keep.id]
     assert [r.memory.id for r in engine.recall(strategies=["causal"], seed_memory_id=b.id)] == [b.id]
@@ -151,7 +151,7 @@ def test_reopen_after_close_restores_everything(
         )
         eng.recall("beta", top_k=1)
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
-        assert eng.stats() == {"memories": 2, "vector_index": 2, "edges": 1, "entities": 1}
+        assert eng.stats() == {"memories": 2, "vector_index": 2, "edges": 1, "entities": 1, "structures_pending": 2}
         assert eng.get(b.id).content == b.content
         assert sum(eng.get(i).access_count for i in (a.id, b.id)) == 1
         walk = eng.recall(strategies=["causal"], seed_memory_id=b.id)

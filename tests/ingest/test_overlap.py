@@ -83,6 +83,7 @@ def test_batched_remember_side_by_side_stores_what_one_step_after_another_stores
     texts = [f"Dana Whitfield signed contract {i} with CloudVault because the price fell by {i} percent."
              for i in range(20)] + [f"The board met on day {i} and postponed the Atlas launch." for i in range(20)]
     stores = []
+    monkeypatch.setattr(config, "DEFER_STRUCTURES", False)  # side by side applies to extraction on the write path
     for overlap in (True, False):
         monkeypatch.setattr(config, "OVERLAP_MODELS", overlap)
         data = tmp_path / f"remember-{overlap}"

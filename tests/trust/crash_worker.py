@@ -51,3 +51,25 @@ def index_until_killed(data_dir: str, folder: str, ack_path: str) -> None:
         Path(ack_path).write_text("started\n")
         engine.ingest([folder])
         Path(ack_path).write_text("started\nfinished\n")
+
+
+def remember_deferred_until_killed(data_dir: str, ack_path: str, trial: int) -> None:
+    """Batched remembers whose structures are deferred, with the idle worker extracting them at once (no
+    pause needed), so a kill lands inside a write, a worker's extraction or its commit."""
+    from engine import MemoryEngine, config
+
+    config.DEFER_STRUCTURES = True
+    config.STRUCTURE_IDLE_SECONDS = 0.0
+    config.STRUCTURE_IDLE_BATCH = 4
+    with MemoryEngine(Path(data_dir), embedder=HashEmbedder()) as engine, open(ack_path, "a") as ack:
+        n = 0
+        while True:
+            size = 8 + n % 17
+            batch = engine.remember_many([
+                {"content": f"In trial {trial} the engineer {n + j} repaired the pump because it failed.",
+                 "entity_id": f"trial-{trial}"}
+                for j in range(size)
+            ])
+            ack.write("".join(f"{m.id}\n" for m in batch))
+            ack.flush()
+            n += size

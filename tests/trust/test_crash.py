@@ -21,10 +21,16 @@ import pytest
 
 from engine import MemoryEngine
 from engine.store.records import RecordStore
-from tests.trust.crash_worker import HashEmbedder, index_until_killed, write_until_killed
+from tests.trust.crash_worker import (
+    HashEmbedder,
+    index_until_killed,
+    remember_deferred_until_killed,
+    write_until_killed,
+)
 
 WRITE_TRIALS = 16
 INDEX_TRIALS = 8
+DEFERRED_TRIALS = 6
 DOCUMENTS = 48  # six batches of INGEST_DOCUMENT_BATCH
 
 
@@ -81,6 +87,43 @@ def test_kill_9_during_writes_loses_no_acknowledged_write(
         assert stats["memories"] == stats["vector_index"] >= len(acknowledged)
         assert engine.recall("trial 0 memory 0", top_k=1)[0].memory.content == "trial 0 memory 0"
     print(f"{WRITE_TRIALS} kill -9 trials during writes: {len(acknowledged)} acknowledged, 0 lost")
+
+
+def test_kill_9_with_structures_pending_loses_none_and_the_next_analogical_recall_is_complete(
+    tmp_path: Path, forkserver: multiprocessing.context.BaseContext
+) -> None:
+    """Deferred structures (config.DEFER_STRUCTURES) with the idle worker extracting meanwhile: after each
+    kill every acknowledged memory is stored, and the next open's analogical recall first extracts every
+    structure left pending, each equal to what the write path would have extracted."""
+    from engine.analogy.text import EpisodeExtractor
+
+    data = tmp_path / "data"
+    rng = random.Random(23)
+    acknowledged: set[str] = set()
+    for trial in range(DEFERRED_TRIALS):
+        ack = tmp_path / f"deferred-{trial}.txt"
+        wanted = rng.randint(8, 60)
+        child = forkserver.Process(target=remember_deferred_until_killed, args=(str(data), str(ack), trial))
+        child.start()
+        _wait_for(lambda ack=ack, wanted=wanted, child=child: len(_acknowledged(ack)) >= wanted  # type: ignore[misc]
+                  or not child.is_alive())
+        time.sleep(rng.random() * 0.1)  # not a wait for a condition: the kill lands at a random moment
+        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        child.join()
+        assert child.exitcode == -signal.SIGKILL
+        acknowledged.update(_acknowledged(ack))
+    with MemoryEngine(data, embedder=HashEmbedder()) as engine:
+        pending = engine.pending_structures()
+        hits = engine.recall("The mechanic repaired the engine because it broke.", strategies=["analogical"],
+                             analogical_alpha=0.0, top_k=5)
+        assert hits and engine.pending_structures() == 0
+        memories = {m.id: m.content for m in engine.list_memories(limit=100_000)}
+        assert acknowledged <= memories.keys()
+        ids = sorted(memories)
+        stored = [engine.structure_of(i) for i in ids]
+    assert stored == EpisodeExtractor().extract([memories[i] for i in ids])
+    print(f"{DEFERRED_TRIALS} kill -9 trials with deferred structures: {len(acknowledged)} acknowledged, "
+          f"0 lost, {pending} structures pending at reopen, all extracted by the first analogical recall")
 
 
 def _documents_and_propositions(data: Path) -> tuple[dict[str, int], dict[str, int]]:

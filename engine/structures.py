@@ -1,0 +1,175 @@
+"""`StructureFollower`: relational structures as a derived index that follows writes.
+
+Extracting a memory's structure (spaCy's parse, engine/analogy/text.py) costs about as much CPU as embedding
+it, so with `config.DEFER_STRUCTURES` a write commits the memory with a durable "structure pending" mark
+(the record store's `pending_structures` table, same transaction) and returns. The structure is then
+extracted, like the HNSW graph is derived from the stored vectors, by
+
+- the read barrier `catch_up`, run before anything reads structures (analogical recall, `structure_of`,
+  re-extraction): every pending structure is extracted and stored first, so no caller sees a stale one.
+  It is cheap when nothing is pending: one `RecordStore.version()` compared with the last version at which
+  nothing was pending (that version also moves when another engine or process commits);
+- the idle worker, a thread started by this engine's first deferred write (or `start_if_pending`), which
+  extracts small batches once no write has come for `config.STRUCTURE_IDLE_SECONDS`, so a bulk import in
+  the foreground is not slowed; it stops at `close` after at most the batch in hand.
+
+Storing is idempotent and safe against races: a structure is written only while its memory is still
+pending and still has the text it was extracted from (`RecordStore.set_structures(pending_only=True)`), in
+one transaction under the store's write lock. A crash leaves pending marks, never a lost structure.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from engine import config
+from engine.analogy.text import StructureExtractor
+from engine.clock import Clock
+from engine.indexes import Indexes
+from engine.store.records import RecordStore
+
+log = logging.getLogger(__name__)
+
+
+class StructureFollower:
+    """Extracts pending structures: on demand before a read (`catch_up`) and in the background when idle."""
+
+    def __init__(
+        self, store: RecordStore, indexes: Indexes, extractor: Callable[[], StructureExtractor], clock: Clock
+    ) -> None:
+        self._store = store
+        self._indexes = indexes
+        self._extractor = extractor
+        self._clock = clock
+        self._extracting = threading.Lock()  # one extraction at a time (barrier or worker)
+        self._nothing_pending_at: tuple[int, int] | None = None  # a store version with nothing pending
+        self._wake = threading.Condition()
+        self._last_write: datetime | None = None
+        self._writes = 0  # commits seen: the worker sleeps only if none came since it found nothing pending
+        self._closing = False
+        self._worker: threading.Thread | None = None
+        self._failed: BaseException | None = None
+
+    # --- the read barrier --------------------------------------------------------------------------------
+    def catch_up(self) -> int:
+        """Extract and store every pending structure now (the barrier before any read of structures).
+        Returns how many this call stored; 0 at once when the store has not changed since nothing was pending."""
+        if self._store.version() == self._nothing_pending_at:
+            return 0
+        with self._extracting:
+            stored = 0
+            while True:
+                version = self._store.version()  # read before the pending rows: a later write moves it
+                batch = self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH)
+                if not batch:
+                    self._join_extracted_elsewhere()
+                    self._nothing_pending_at = version
+                    return stored
+                written = self._extract(batch)
+                if not written and batch == self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH):
+                    raise RuntimeError("pending structures could not be stored")  # never loop forever
+                stored += written
+
+    def pending(self) -> int:
+        """How many memories wait for their structure (read from the store: other engines' writes count)."""
+        return self._store.count_pending_structures()
+
+    def _extract(self, batch: Sequence[tuple[str, str]]) -> int:
+        """Extract and store one batch of (id, content); the feature index takes in what was stored."""
+        structures = self._extractor().extract([content for _, content in batch])
+        rows = [(i, content, s) for (i, content), s in zip(batch, structures, strict=True)]
+        written = set(self._store.set_structures(rows, pending_only=True))
+        self._indexes.structures_filled((i, s.get("features", [])) for i, _, s in rows if i in written)
+        return len(written)
+
+    def _join_extracted_elsewhere(self) -> None:
+        """Memories this engine's feature index left out as pending that another engine (or process) has
+        extracted since: read their stored features."""
+        awaiting = self._indexes.awaiting_structures()
+        if awaiting:
+            self._indexes.structures_filled(self._store.features_of(sorted(awaiting)))
+
+    # --- the idle worker ---------------------------------------------------------------------------------
+    def wrote(self, pending: int) -> None:
+        """After each commit: note the time (the worker waits for a pause) and start the worker if this
+        write left structures pending."""
+        with self._wake:
+            self._last_write = self._clock.now()
+            self._writes += 1
+            if pending:
+                self._start()
+            self._wake.notify_all()
+
+    def start_if_pending(self) -> None:
+        """Start the worker when the store holds pending structures (a server opening an earlier store)."""
+        if not self._store.read_only and self.pending():
+            with self._wake:
+                self._start()
+                self._wake.notify_all()
+
+    def nudge(self) -> None:
+        """Make the worker look again now (its clock may have moved: tests inject one)."""
+        with self._wake:
+            self._wake.notify_all()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the worker after the batch in hand (what is left stays pending, durable)."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify_all()
+            worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+
+    @property
+    def worker_failed(self) -> BaseException | None:
+        return self._failed
+
+    def _start(self) -> None:
+        """Start the worker thread once (the caller holds `_wake`)."""
+        if self._worker is None and not self._closing and not self._store.read_only and config.DEFER_STRUCTURES:
+            self._worker = threading.Thread(target=self._run, name="hebbs-structures", daemon=True)
+            self._worker.start()
+
+    def _idle_for(self) -> float:
+        """Seconds left before the engine counts as idle (0: idle now)."""
+        if self._last_write is None:
+            return 0.0
+        quiet = (self._clock.now() - self._last_write).total_seconds()
+        return max(0.0, config.STRUCTURE_IDLE_SECONDS - quiet)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._wake:
+                    if self._closing:
+                        return
+                    wait = self._idle_for()
+                    if wait > 0:
+                        self._wake.wait(min(wait, 1.0))  # the engine's clock may be injected: look again
+                        continue
+                    writes = self._writes
+                if not self._work_one_batch():
+                    with self._wake:
+                        if not self._closing and self._writes == writes:
+                            self._wake.wait()  # nothing pending: sleep until a write (or close) wakes it
+        except Exception as exc:  # noqa: BLE001 - the barrier extracts what is left and raises there
+            self._failed = exc
+            log.warning("background structure extraction stopped (%s); reads extract pending ones", exc)
+
+    def _work_one_batch(self) -> bool:
+        """Extract one small batch if any is pending; False when nothing is."""
+        with self._extracting:
+            if self._closing:
+                return True
+            version = self._store.version()
+            batch = self._store.pending_structures(config.STRUCTURE_IDLE_BATCH)
+            if not batch:
+                self._join_extracted_elsewhere()
+                self._nothing_pending_at = version
+                return False
+            self._extract(batch)
+            return True
