@@ -28,6 +28,7 @@ from datetime import datetime
 from engine import config
 from engine.analogy.text import StructureExtractor
 from engine.clock import Clock
+from engine.errors import StoreError
 from engine.indexes import Indexes
 from engine.store.records import RecordStore
 
@@ -70,7 +71,7 @@ class StructureFollower:
                     return stored
                 written = self._extract(batch)
                 if not written and batch == self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH):
-                    raise RuntimeError("pending structures could not be stored")  # never loop forever
+                    raise StoreError("pending relational structures could not be stored")  # never loop forever
                 stored += written
 
     def pending(self) -> int:

@@ -185,3 +185,26 @@ def test_close_stops_the_worker_promptly_and_what_is_left_stays_pending(
         assert again.catch_up_structures() == left
         hits = again.recall(CUE, strategies=["analogical"], analogical_alpha=0.0, top_k=3)
         assert hits and hits[0].memory.content.split(" (")[0] in TEXTS[:2]
+
+
+def test_the_barrier_reads_no_table_while_the_store_is_unchanged(
+    engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _remember(engine, defer=True, monkeypatch=monkeypatch)
+    assert engine.catch_up_structures() == len(TEXTS)
+    store = engine._store  # noqa: SLF001 - which reads the barrier makes is what is under test
+    looked: list[int] = []
+    original = store.pending_structures
+
+    def counted(limit: int) -> list[tuple[str, str]]:
+        looked.append(limit)
+        return original(limit)
+
+    monkeypatch.setattr(store, "pending_structures", counted)
+    engine.recall(CUE, strategies=["analogical"])
+    engine.recall(CUE, strategies=["similarity", "analogical"])  # counting accesses does not move the version
+    assert looked == []
+    added = engine.remember("The pilot landed the plane because the engine failed.")
+    engine.recall(CUE, strategies=["analogical"])  # a write moved the version: the barrier looks, and extracts
+    assert looked and engine.pending_structures() == 0
+    assert engine.structure_of(added.id) == EpisodeExtractor().extract([added.content])[0]

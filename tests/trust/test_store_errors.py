@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from engine import MemoryEngine
+from engine.analogy.text import EpisodeExtractor
 from engine.embedding import Embedder
 from engine.errors import StoreError
 from engine.store.records import RecordStore
@@ -77,6 +78,12 @@ def _read_only_checks(data: Path, kept_id: str, content: str, embedder: Embedder
         assert [m.id for m in engine.list_memories(entity_id="rack-7")] == [kept_id]
         found = engine.recall(content, strategies=["similarity"], top_k=1)  # needs Chroma, opened read-only
         assert [r.memory.id for r in found] == [kept_id]
+        # Its structure was left pending by the write (config.DEFER_STRUCTURES); reading it extracts it in
+        # memory, since the file cannot be written.
+        assert engine.pending_structures() == 1
+        assert engine.structure_of(kept_id) == EpisodeExtractor().extract([content])[0]
+        analogs = engine.recall(content, strategies=["analogical"], analogical_alpha=0.0, top_k=1)
+        assert [r.memory.id for r in analogs] == [kept_id] and engine.pending_structures() == 0
         with pytest.raises(StoreError) as raised:
             engine.remember("Another memory.")
         assert "read-only" in str(raised.value) and "\n" not in str(raised.value)
@@ -89,5 +96,6 @@ def _read_only_checks(data: Path, kept_id: str, content: str, embedder: Embedder
     store = RecordStore(data / "records.sqlite3")
     try:
         assert store.read_only and store.existing([kept_id]) == {kept_id}
+        assert store.count_pending_structures() == 1  # the file is unchanged: still pending for a writer
     finally:
         store.close()
