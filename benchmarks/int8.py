@@ -1,13 +1,14 @@
 """The int8 ONNX embedder against fp32, in one run: encode speed, agreement of the vectors, LoCoMo cost.
 
-    python -m benchmarks.int8 [--locomo PATH] [--cues 200] [--skip-locomo] [--save]
+    python -m benchmarks.int8 [--locomo PATH] [--cues 200] [--skip-locomo] [--save] [--output int8.json]
 
 - Speed: single-cue encode p50/p95 (cues alternating between the two graphs, so both see the same
   machine) and batch throughput (texts/s) over the same LoCoMo turns, alternating twice.
 - Agreement: cosine between the two graphs' vectors for every LoCoMo turn and question.
 - Cost: R@5/10/25/50 of similarity alone and of the recommended preset on the tuning half and the held-out
   half (benchmarks/locomo_eval.py; the int8 vectors have their own cache file in benchmarks/.cache).
-Writes benchmarks/results/int8.json with --save. The int8 graph is made locally from the fp32 one on first
+Writes benchmarks/results/int8.json with --save (`--output NAME`: another file in results/, so a
+re-measure on a later preset keeps the earlier one). The int8 graph is made locally from the fp32 one on first
 use (nothing downloaded).
 """
 
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,6 +28,7 @@ from benchmarks.embed_cache import cached_vectors, vector_key
 from benchmarks.paths import RESULTS_DIR, display, locomo_path, write_json
 from benchmarks.progress import log
 from engine.embedding import OnnxEmbedder
+from engine.recall.presets import PRESETS
 
 PRECISIONS = ("fp32", "int8")
 CONFIGS = ("similarity", "recommended")
@@ -114,6 +117,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             }
             for name in CONFIGS
         }
+    out["recommended_fusion_weights"] = dict(PRESETS["recommended"].fusion.weights)  # which preset was measured
     out["load_average_after"] = os.getloadavg()
     out["locomo_file"] = display(path)
     return out
@@ -126,11 +130,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000, help="texts in the throughput batch")
     parser.add_argument("--skip-locomo", action="store_true", help="speed and agreement only")
     parser.add_argument("--save", action="store_true", help=f"write {display(RESULTS_DIR / 'int8.json')}")
+    parser.add_argument("--output", default="int8.json", help="file name in the results folder for --save")
     args = parser.parse_args()
     result = run(args)
     print(json.dumps(result, indent=2))
     if args.save:
-        write_json(RESULTS_DIR / "int8.json", result)
+        write_json(RESULTS_DIR / Path(args.output).name, result)
 
 
 if __name__ == "__main__":

@@ -231,7 +231,8 @@ FUSION_RANKED_FACTOR = 4
 EXACT_SEARCH_MAX_MEMORIES = 5000
 # Stores up to this many memories keep recall's candidate table in memory (engine/index/candidates.py: each
 # memory's episode key, entity and embedding, and the followed_by links; about 2 KiB a memory with the
-# 384-dim default model), rebuilt after each change; larger stores read each recall's pool from SQLite.
-CANDIDATE_TABLE_MAX_MEMORIES = 20_000
+# 384-dim default model, 4 with a 768-dim one), built on the first fused recall, following this engine's
+# writes (rebuilt only after another connection's); larger stores read each recall's pool from SQLite.
+CANDIDATE_TABLE_MAX_MEMORIES = 150_000
 # The preset `hebbs recall` uses when no strategy is named.
 DEFAULT_PRESET = "recommended"

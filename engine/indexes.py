@@ -25,7 +25,7 @@ from engine.index.graph import GraphIndex
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
-from engine.models import Edge, MemoryKind
+from engine.models import Edge, EdgeType, MemoryKind
 from engine.store import vector_files
 from engine.store.records import MemoryRecord, RecordStore, to_micros
 
@@ -167,8 +167,8 @@ class Indexes:
 
     def candidates(self) -> CandidateTable | None:
         """The candidate table (engine/index/candidates.py) at the store's current version, rebuilt if the
-        store changed since it was built; None for a store of more than `config.CANDIDATE_TABLE_MAX_MEMORIES`
-        memories (recall then reads each pool from the store)."""
+        store changed since it was built in a way the table did not follow; None for a store of more than
+        `config.CANDIDATE_TABLE_MAX_MEMORIES` memories (recall then reads each pool from the store)."""
         version = self._store.version()
         with self._lock:
             table = self._candidates
@@ -185,6 +185,30 @@ class Indexes:
                 self._candidates = CandidateTable(*self._store.candidate_rows())
             return self._candidates
 
+    def _follow(self, written: Sequence[str] = (), links: Iterable[Edge] = (), forgotten: Sequence[str] = ()) -> None:
+        """Right after one commit of this thread: bring the candidate table along (new or changed rows, new
+        followed_by links, forgotten ids) instead of rebuilding it on the next recall, which costs seconds at
+        100,000 memories. Only when that commit is provably the one change since the table's version;
+        otherwise the table is dropped and the next recall rebuilds it. Called with the lock held."""
+        table = self._candidates
+        if table is None:
+            return
+        made = self._store.last_commit()
+        now = self._store.version()
+        if table.version == now:  # rebuilt after the commit: it holds it already
+            return
+        if made is None or now[0] != made or table.version != (made - 1, now[1]):
+            self._candidates = None
+            return
+        rows = self._store.fusion_rows(list(dict.fromkeys(written)), with_embeddings=True) if written else {}
+        if self._store.version() != now:  # another connection committed meanwhile
+            self._candidates = None
+            return
+        followed = [(e.source, e.target) for e in links if e.type == EdgeType.FOLLOWED_BY]
+        table.follow(now, rows, followed, forgotten)
+        if len(table) > config.CANDIDATE_TABLE_MAX_MEMORIES or table.retired > max(1024, len(table) // 4):
+            self._candidates = None  # too big now, or enough retired rows that a rebuild pays
+
     def lexical_postings(self) -> LexicalPostings | None:
         """BM25 from posting lists in memory (engine/index/postings.py); it follows the store's version."""
         return self._postings
@@ -200,6 +224,7 @@ class Indexes:
         """Build every index now (a server or a benchmark pays the cost up front, not on first recall)."""
         for _ in (self.vectors, self.timeline, self.graph, self.structures):
             pass
+        self.candidates()
 
     # --- follow committed writes ---------------------------------------------------------------------------
     def apply(self, records: Sequence[MemoryRecord], edges: Sequence[Edge]) -> None:
@@ -230,13 +255,19 @@ class Indexes:
                         self._awaiting.add(m.id)
                     else:
                         self._structures.add(m.id, r.structure.get("features", []))
-            self.add_edges(edges)
+            self._add_to_graph(edges)
+            self._follow([r.memory.id for r in records], edges)
 
-    def add_edges(self, edges: Iterable[Edge]) -> None:
+    def add_edges(self, edges: Sequence[Edge]) -> None:
+        """After a commit of edges alone."""
         with self._lock:
-            if self._graph is not None:
-                for e in edges:
-                    self._graph.add(e)
+            self._add_to_graph(edges)
+            self._follow(links=edges)
+
+    def _add_to_graph(self, edges: Iterable[Edge]) -> None:
+        if self._graph is not None:
+            for e in edges:
+                self._graph.add(e)
 
     def unplace(self, ids: Sequence[str]) -> None:
         """Take memories off the timeline before they are re-added at a new place (a revised entity)."""
@@ -264,6 +295,7 @@ class Indexes:
             if self._revisions is not None:
                 self._revisions.difference_update(ids)
             self._awaiting.difference_update(ids)
+            self._follow(forgotten=ids)
 
     def structures_replaced(self) -> None:
         """Structures were re-extracted in bulk: rebuild the feature index on next use."""
@@ -283,6 +315,7 @@ class Indexes:
                 if self._structures is not None and memory_id in self._awaiting:
                     self._structures.add(memory_id, features)
                 self._awaiting.discard(memory_id)
+            self._follow()  # storing structures changed nothing the candidate table holds
 
     def erase(self, forgotten_vectors: Sequence[np.ndarray]) -> None:
         """After a committed, dropped delete: make sure no file of the vector index holds a forgotten vector
@@ -305,7 +338,11 @@ class Indexes:
                     shutil.rmtree(orphan, ignore_errors=True)
             vector_files.purge_queue(index.path, self._store.existing)
         self._store.purge_deleted_text()
+        with self._lock:
+            self._follow()  # nothing the candidate table holds changed
         self._store.clear_erase_pending()
+        with self._lock:
+            self._follow()
         self._store.checkpoint()
 
     def edges_replaced(self) -> None:

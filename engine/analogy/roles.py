@@ -93,7 +93,8 @@ class _Builder:
                     return p
             key, ptype, text = f"pron:{lower}", kind, lower
         else:
-            ent = next((e for e in token.doc.ents if e.start <= token.i < e.end), None)
+            # (`doc.ents` builds every entity span of the document on each read: look only when the token is in one)
+            ent = next((e for e in token.doc.ents if e.start <= token.i < e.end), None) if token.ent_type else None
             if ent is not None:
                 key, text = f"ent:{ent.text.lower()}", ent.text
                 ptype = lexicon.ENTITY_LABEL_TYPES.get(ent.label_, "thing")

@@ -1,4 +1,4 @@
-"""`CandidateTable`: what a fused recall reads of each candidate, held in memory for stores of modest size.
+"""`CandidateTable`: what a fused recall reads of each candidate, held in memory.
 
 A fused recall reads, for a pool of a few hundred candidates, each one's episode key, embedding and entity,
 and the `followed_by` links around them; with an exact search it also compares the cue with every stored
@@ -6,8 +6,14 @@ embedding. Read from SQLite on every recall that cost about as much as the rest 
 holds the same values, read from the record store in one pass like every index, with the store's
 `version` at the time: it is valid while the version is the same (the version moves with every write of
 this engine that can change these values and with every commit of any other connection, another engine
-instance or process included), and is rebuilt on the first recall after a change. Access counting, which a
-recall itself writes, does not move the version.
+instance or process included). Access counting, which a recall itself writes, does not move the version.
+
+This engine's own writes are followed rather than rebuilt after (`Indexes` calls `follow` right after each
+commit): new memories are appended, a changed one (a revision) is appended again under its id and its old
+row retired, forgotten ones retired, new `followed_by` links added. A write is followed only when it is
+provably the one commit since the table's version (`RecordStore.last_commit`); anything else (another
+connection's commit, several commits in between) makes the next recall rebuild it. Rows are never changed
+in place: a recall holding an embedding row keeps seeing the values it read.
 
 Values are exactly those of `RecordStore.fusion_rows` / `followed_by_neighbours` (tests/engine/
 test_recall_parity.py compares recalls with and without the table); an exact search here is the cosine of
@@ -16,7 +22,7 @@ the cue with every stored embedding, what HNSW asked for every memory approximat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -34,32 +40,45 @@ class CandidateTable:
         """`memories`: (id, episode key, embedding bytes, entity id) of every memory; `edges`: every
         followed_by edge as (source, target)."""
         self.version = version
-        self.ids = [m[0] for m in memories]
-        self.slot = {memory_id: n for n, memory_id in enumerate(self.ids)}
         width = len(memories[0][2]) // 4 if memories else 0
-        matrix = np.empty((len(memories), width), dtype=np.float32)
+        self._matrix = np.empty((max(len(memories), 16), width), dtype=np.float32)
         for n, m in enumerate(memories):
-            matrix[n] = np.frombuffer(m[2], dtype=np.float32)
-        self.matrix = matrix
-        self._rows = {m[0]: FusionRow(m[1], matrix[n], m[3]) for n, m in enumerate(memories)}
-        self._plain = {m[0]: FusionRow(m[1], None, m[3]) for m in memories}
+            self._matrix[n] = np.frombuffer(m[2], dtype=np.float32)
+        self._ids: list[str] = [m[0] for m in memories]  # by row; a retired row keeps its old id
+        self._keys: list[str] = [m[1] for m in memories]
+        self._entities: list[str | None] = [m[3] for m in memories]
+        self._alive = np.ones(len(self._matrix), dtype=bool)
+        self._alive[len(memories):] = False
+        self.slot = {memory_id: n for n, memory_id in enumerate(self._ids)}  # id -> its current row
+        self._retired = 0
         adjacent: dict[str, set[str]] = {}
         for a, b in edges:
             adjacent.setdefault(a, set()).add(b)
             adjacent.setdefault(b, set()).add(a)
-        self._adjacent = adjacent
+        # Values are replaced, never changed in place, once the table is shared: a recall may be iterating one.
+        self._adjacent: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in adjacent.items()}
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self.slot)
+
+    @property
+    def retired(self) -> int:
+        """Rows no id points to any more (forgotten or replaced): what a rebuild would reclaim."""
+        return self._retired
 
     def rows(self, ids: Iterable[str], with_embeddings: bool) -> dict[str, FusionRow]:
         """`RecordStore.fusion_rows` of the given ids (those that exist)."""
-        table = self._rows if with_embeddings else self._plain
-        return {i: table[i] for i in ids if i in table}
+        out: dict[str, FusionRow] = {}
+        matrix, slot = self._matrix, self.slot
+        for i in ids:
+            n = slot.get(i)
+            if n is not None:
+                out[i] = FusionRow(self._keys[n], matrix[n] if with_embeddings else None, self._entities[n])
+        return out
 
     def embeddings(self, ids: Sequence[str]) -> np.ndarray:
         """The stored embeddings of the given ids (each must exist), one row each, in order."""
-        return self.matrix[[self.slot[i] for i in ids]]
+        return self._matrix[[self.slot[i] for i in ids]]
 
     def followed_by(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """`RecordStore.followed_by_neighbours`: both directions of the followed_by edges touching the ids."""
@@ -74,10 +93,68 @@ class CandidateTable:
 
     def nearest(self, cue: np.ndarray, k: int) -> list[Neighbour]:
         """The k stored embeddings nearest the cue by cosine distance, exactly (ties: by id)."""
-        if k <= 0 or not self.ids:
+        if k <= 0 or not self.slot:
             return []
-        distances = 1.0 - self.matrix @ np.asarray(cue, dtype=np.float32)
-        k = min(k, len(self.ids))
-        best = np.argpartition(distances, k - 1)[:k] if k < len(self.ids) else np.arange(len(self.ids))
-        ordered = sorted(best.tolist(), key=lambda n: (float(distances[n]), self.ids[n]))
-        return [Neighbour(self.ids[n], float(distances[n])) for n in ordered]
+        end = len(self._ids)
+        distances = 1.0 - self._matrix[:end] @ np.asarray(cue, dtype=np.float32)
+        live = np.flatnonzero(self._alive[:end])
+        k = min(k, len(live))
+        best = live[np.argpartition(distances[live], k - 1)[:k]] if k < len(live) else live
+        ordered = sorted(best.tolist(), key=lambda n: (float(distances[n]), self._ids[n]))
+        return [Neighbour(self._ids[n], float(distances[n])) for n in ordered]
+
+    # --- following this engine's writes (`Indexes`, under its lock) ----------------------------------------
+    def follow(
+        self,
+        version: tuple[int, int],
+        written: Mapping[str, FusionRow],
+        links: Iterable[tuple[str, str]] = (),
+        forgotten: Iterable[str] = (),
+    ) -> None:
+        """One commit of this engine, now at `version`: `written` rows (new or changed memories, embeddings
+        included, as `fusion_rows` reads them after the commit), new followed_by `links`, `forgotten` ids."""
+        for memory_id in forgotten:
+            self._retire(memory_id)
+            linked = self._adjacent.pop(memory_id, frozenset())
+            for n in linked:
+                rest = self._adjacent.get(n, frozenset()) - {memory_id}
+                if rest:
+                    self._adjacent[n] = rest
+                else:
+                    self._adjacent.pop(n, None)
+        for memory_id, row in written.items():
+            assert row.embedding is not None
+            self._append(memory_id, row)
+        for a, b in links:
+            self._adjacent[a] = self._adjacent.get(a, frozenset()) | {b}
+            self._adjacent[b] = self._adjacent.get(b, frozenset()) | {a}
+        self.version = version
+
+    def _retire(self, memory_id: str) -> None:
+        n = self.slot.pop(memory_id, None)
+        if n is not None:
+            self._alive[n] = False
+            self._retired += 1
+
+    def _append(self, memory_id: str, row: FusionRow) -> None:
+        """A new row for the memory (its old one, if any, retired): rows a recall may hold stay as they were."""
+        assert row.embedding is not None
+        end = len(self._ids)
+        width = len(row.embedding)
+        if end == len(self._matrix) or width != self._matrix.shape[1]:  # grow by half: amortised appends; the
+            # old buffer lives on in the rows recalls hold (a width change happens only to an empty table)
+            grown = np.empty((max(16, end + end // 2), width), dtype=np.float32)
+            grown[:end] = self._matrix[:end]
+            alive = np.zeros(len(grown), dtype=bool)
+            alive[:end] = self._alive[:end]
+            self._matrix, self._alive = grown, alive
+        self._matrix[end] = row.embedding
+        self._keys.append(row.episode)
+        self._entities.append(row.entity_id)
+        self._ids.append(memory_id)
+        self._alive[end] = True
+        old = self.slot.get(memory_id)
+        self.slot[memory_id] = end
+        if old is not None:
+            self._alive[old] = False
+            self._retired += 1

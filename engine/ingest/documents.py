@@ -193,6 +193,10 @@ def _document_date(path: Path, declared: object, mtime: datetime, declared_sourc
 
 
 # --- markdown ---------------------------------------------------------------------------------------------
+# libyaml's safe loader when PyYAML was built with it (the same data as the pure-Python one, several times faster)
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """YAML frontmatter between `---` lines at the very top, and the body after it."""
     if not text.startswith("---"):
@@ -203,7 +207,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
             try:
-                meta = yaml.safe_load("".join(lines[1:i]))
+                meta = yaml.load("".join(lines[1:i]), Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
             except yaml.YAMLError:
                 return {}, text
             return (meta if isinstance(meta, dict) else {}), "".join(lines[i + 1 :])

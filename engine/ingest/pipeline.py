@@ -176,6 +176,7 @@ class _Written:
     doc: SourceDocument
     drafts: list[Draft]
     plan: DocumentPlan
+    names: tuple[str | None, ...] | None  # how its names resolved when it was planned (None: plan it again)
 
 
 @dataclass
@@ -333,7 +334,8 @@ class _Run:
         self.phases["analysing"] += time.perf_counter() - mark
         if plans:
             _write(self.writer, plans, vectors, self.summary, self.phases, self.resolver)
-        return [_Written(doc, ds, plan) for (doc, ds), plan in zip(done, plans, strict=True)]
+        return [_Written(doc, ds, plan, _resolved_names(doc, ds, self.resolver))
+                for (doc, ds), plan in zip(done, plans, strict=True)]
 
     def _analyse_chunk(self, chunk: list[SourceDocument], known: dict[str, str],
                        parsing: _Parsing | None = None) -> list[list[Draft] | None]:
@@ -377,6 +379,8 @@ class _Run:
         ledger = Ledger(self.writer.store)
         changed = []
         for item in written:
+            if item.names is not None and item.names == _resolved_names(item.doc, item.drafts, self.resolver):
+                continue  # every name resolves as when it was written: planning it again would give the same plan
             plan = _plan(item.doc, item.drafts, self.resolver, ledger, self.extractor.name)
             if plan.entity_id != item.plan.entity_id or plan.drop or len(plan.keep) != len(plan.propositions):
                 changed.append(plan)
@@ -438,6 +442,22 @@ def proposition_content(d: Draft) -> str:
 
 def _under(source: str, roots: Sequence[Path]) -> bool:
     return any(source.startswith(str(root) + os.sep) for root in roots)
+
+
+def _resolved_names(
+    doc: SourceDocument, drafts: list[Draft], resolver: EntityResolver
+) -> tuple[str | None, ...] | None:
+    """The canonical id of every name `_plan` resolves for the document, in order: when it is the same
+    after the run's final resolution, the document's plan is the same too. None for a document with a
+    declared entity (`_plan` records the declaration in the resolver, so it is always planned again)."""
+    if doc.entity_id:
+        return None
+    names: list[str | None] = []
+    for d in drafts:
+        names += [m.name for m in d.mentions]
+        names += [d.subject, d.speaker]
+        names += [n for r in d.relations for n in (r.subject, r.object)]
+    return tuple(resolver.canonical(n) for n in names)
 
 
 def _plan(

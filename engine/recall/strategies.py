@@ -271,7 +271,13 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
-        for i, vector in inp.store.embeddings(missing).items():
+        table = inp.table()
+        if table is not None:
+            vectors = {i: row.embedding for i, row in table.rows(missing, with_embeddings=True).items()
+                       if row.embedding is not None}
+        else:
+            vectors = dict(inp.store.embeddings(missing))
+        for i, vector in vectors.items():
             embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)

@@ -97,7 +97,9 @@ class EntityRegistry:
             " UNION SELECT j.value FROM ingested, json_each(ingested.analysis, '$.entities') AS j" if ledger else ""
         )
         keep = f"SELECT entity_id FROM memories WHERE entity_id IS NOT NULL{mentioned}"
-        with self.store.transaction() as cur:
+        # Not counted in the store's version: the registry is nothing recall's caches hold (memories keep their
+        # entity ids), so a forget's candidate table is followed, not rebuilt.
+        with self.store.transaction(counted=False) as cur:
             cur.execute(f"DELETE FROM entity_aliases WHERE entity_id NOT IN ({keep})")
             cur.execute(f"DELETE FROM entities WHERE id NOT IN ({keep})")
             return int(cur.rowcount)

@@ -135,6 +135,7 @@ class RecordStore:
         self._lock = threading.RLock()
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
+        self._committed = threading.local()  # per thread: the generation its last counted commit made
         # Structures extracted for a read-only store's pending memories: kept here, since the file cannot be written.
         self._filled: dict[str, str] = {}
         if self.read_only:
@@ -183,9 +184,17 @@ class RecordStore:
                 raise
             else:
                 cur.execute("COMMIT")
+                if counted:
+                    self._committed.generation = self._generation + 1
             finally:
                 if counted:
                     self._generation += 1
+
+    def last_commit(self) -> int | None:
+        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
+        follows a write right after it commits knows from it whether that write is the only change since its
+        own version (another thread's commit in between makes it one of several)."""
+        return getattr(self._committed, "generation", None)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
@@ -414,7 +423,8 @@ class RecordStore:
         return int(self._query("SELECT count(*) FROM memories WHERE vector_synced = 0")[0][0])
 
     def mark_synced(self, ids: Sequence[str]) -> None:
-        with self.transaction() as cur:
+        """Not counted in `version`: whether a vector reached the vector index is nothing recall's caches hold."""
+        with self.transaction(counted=False) as cur:
             for chunk in _chunks(list(ids), 500):
                 marks = ",".join("?" * len(chunk))
                 cur.execute(f"UPDATE memories SET vector_synced = 1 WHERE id IN ({marks})", chunk)
@@ -427,7 +437,8 @@ class RecordStore:
         return [r[0] for r in self._query("SELECT id FROM pending_vector_deletes")]
 
     def clear_pending_deletes(self, ids: Sequence[str]) -> None:
-        with self.transaction() as cur:
+        """Not counted in `version`, like `mark_synced`: the memories are gone already."""
+        with self.transaction(counted=False) as cur:
             cur.executemany("DELETE FROM pending_vector_deletes WHERE id = ?", [(i,) for i in ids])
 
     # --- reads -----------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from engine import MemoryEngine, config
 from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
 from engine.embedding import Embedder
+from engine.index.candidates import CandidateTable
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.models import RecallResult, iso, iso_micros
@@ -130,17 +131,31 @@ def test_candidate_table_follows_own_and_other_instances_writes(
     engine = store_engine
     indexes = engine._indexes  # noqa: SLF001 - the table's life is what is under test
     table = indexes.candidates()
+    assert table is not None
     engine.recall(CUES[0], top_k=5)  # counting accesses writes, but nothing the table holds
     assert indexes.candidates() is table
-    # A write by this engine: the next recall sees it.
+    # Writes by this engine are followed by the same table (no rebuild), and the next recall sees each.
     added = engine.remember("The webhook incident broke the nightly invoice export",
                             context={"conversation": "ops", "session": 9})
     fast = _all_recalls(engine)
-    assert indexes.candidates() is not table
+    assert indexes.candidates() is table
     assert added.id in {x[0] for x in fast[(CUES[0], 0)]}
     _assert_same_as_plain(engine, fast)
+    more = engine.remember_many([
+        {"content": "Legal signed off on the contract terms after the webhook fix", "entity_id": "legal",
+         "context": {"conversation": "ops", "session": 9}},
+        {"content": "The launch date was approved by the pricing committee", "context": {"document": "minutes"}},
+    ])
+    engine.add_edge(added.id, more[0].id, "followed_by")
+    engine.add_edge(more[1].id, added.id, "caused_by")
+    first = fast[(CUES[1], 0)][0][0]
+    engine.revise(first, content="Annual contracts get a larger pricing discount", context={"document": "pricing"})
+    engine.forget(memory_ids=[fast[(CUES[2], 0)][0][0]])
+    fast = _all_recalls(engine)
+    assert indexes.candidates() is table and table.retired >= 2
+    assert {added.id, more[0].id} <= set(table.followed_by([more[0].id])[added.id] | {added.id})
+    _assert_same_as_plain(engine, fast)
     # Writes by another engine instance on the same data dir (another connection) between two recalls.
-    table = indexes.candidates()
     gone = fast[(CUES[0], 0)][0][0]
     with MemoryEngine(data_dir, embedder=embedder) as other:
         theirs = other.remember("The webhook incident also broke the partner sync job",
@@ -152,6 +167,24 @@ def test_candidate_table_follows_own_and_other_instances_writes(
     ids = {x[0] for v in fast.values() for x in v}
     assert theirs.id in ids and gone not in ids
     _assert_same_as_plain(engine, fast)
+    # A followed table equals one rebuilt from the store.
+    followed = indexes.candidates()
+    assert followed is not None
+    engine.remember("One more note on the webhook incident", context={"conversation": "ops", "session": 9})
+    followed = indexes.candidates()
+    rebuilt = CandidateTable(*engine._store.candidate_rows())  # noqa: SLF001
+    assert followed is not None and followed.version == rebuilt.version
+    every = sorted(rebuilt.slot)
+    assert sorted(followed.slot) == every
+    assert followed.rows(every, True).keys() == rebuilt.rows(every, True).keys()
+    for i, row in followed.rows(every, True).items():
+        other_row = rebuilt.rows([i], True)[i]
+        assert row.episode == other_row.episode and row.entity_id == other_row.entity_id
+        assert np.array_equal(row.embedding, other_row.embedding)  # type: ignore[arg-type]
+    assert followed.followed_by(every) == rebuilt.followed_by(every)
+    cue = engine._writer.embed([CUES[0]])[0]  # noqa: SLF001
+    assert followed.nearest(cue, 25) == rebuilt.nearest(cue, 25)
+    assert followed.nearest(cue, 10_000) == rebuilt.nearest(cue, 10_000)
 
 
 def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: MemoryEngine) -> None:

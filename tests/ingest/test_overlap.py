@@ -15,6 +15,7 @@ import pytest
 from engine import MemoryEngine, config
 from engine.clock import ManualClock
 from engine.embedding import Embedder
+from engine.ingest import pipeline
 from engine.ingest.analysis import OfflineExtractor
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore
@@ -118,3 +119,27 @@ def test_a_parse_that_fails_ahead_skips_only_its_document(
             ("docs/b.md", "could not be analysed (parser exploded)")]
         assert {m.context.get("source") for m in engine.list_memories(limit=100)} == {"docs/a.md"}
     shutil.rmtree(tmp_path / "data")
+
+
+def test_reconcile_plans_again_only_documents_whose_names_resolve_differently(
+    tmp_path: Path, embedder: Embedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A completed run re-plans a document only when one of its names resolves differently at the end; the
+    store equals the one from re-planning every document (what reconcile did before)."""
+    monkeypatch.setattr(config, "INGEST_DOCUMENT_BATCH", 3)  # four batches: later ones change earlier decisions
+    real_plan = pipeline._plan
+    planned: list[str] = []
+
+    def counting(doc: Any, *args: Any) -> Any:
+        planned.append(doc.source)
+        return real_plan(doc, *args)
+
+    monkeypatch.setattr(pipeline, "_plan", counting)
+    skipping = _snapshot(_ingest(tmp_path, "skipping", embedder, False, monkeypatch))
+    skipping_plans = len(planned)
+    planned.clear()
+    monkeypatch.setattr(pipeline, "_resolved_names", lambda *args: None)  # every document planned again
+    every = _snapshot(_ingest(tmp_path, "every", embedder, False, monkeypatch))
+    assert len(planned) == 24  # 12 documents, each planned when written and again at the end
+    assert 12 <= skipping_plans < 24
+    assert skipping == every
