@@ -231,13 +231,14 @@ def list_command(
 @main.command()
 @common_options
 def stats() -> None:
-    """Counts of memories, vectors (read from Chroma), edges and entities."""
+    """Counts of memories, vectors (read from Chroma), edges, entities and structures still to extract."""
     counts = _run(StatsRequest.parse({})).to_dict()
     if _json_mode():
         _emit_json(counts)
     else:
+        width = max(len(key) for key in counts)
         for key, value in counts.items():
-            click.echo(f"{key:>13}: {value}")
+            click.echo(f"{key:>{width}}: {value}")
 
 
 @main.command()
