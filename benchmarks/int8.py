@@ -65,9 +65,13 @@ def _speed(models: dict[str, OnnxEmbedder], cues: list[str], batch: list[str]) -
 
 
 def _recall(result: dict[str, Any]) -> dict[str, Any]:
+    """R@k overall and R@10 per category (multi-hop R@10 is the target with the least margin)."""
     return {
         name: {
-            split: {k: result[name][split][k] for k in (*(f"R@{k}" for k in locomo.KS), "questions")}
+            split: {
+                **{k: result[name][split][k] for k in (*(f"R@{k}" for k in locomo.KS), "questions")},
+                "R@10_by_category": {str(cat): v["R@10"] for cat, v in result[name][split]["by_category"].items()},
+            }
             for split in ("tune", "heldout")
         }
         for name in CONFIGS
@@ -112,6 +116,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 split: {
                     f"R@{k}": round(100 * (int8[name][split][f"R@{k}"] - fp32[name][split][f"R@{k}"]), 2)
                     for k in locomo.KS
+                }
+                for split in ("tune", "heldout")
+            }
+            for name in CONFIGS
+        }
+        out["locomo_cost_points_r10_by_category"] = {
+            name: {
+                split: {
+                    cat: round(100 * (v - fp32[name][split]["R@10_by_category"][cat]), 2)
+                    for cat, v in int8[name][split]["R@10_by_category"].items()
+                    if v is not None and fp32[name][split]["R@10_by_category"][cat] is not None
                 }
                 for split in ("tune", "heldout")
             }

@@ -27,28 +27,25 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from engine.index.vector import Neighbour
-from engine.store.records import FusionRow
+from engine.store.records import CandidateColumns, FusionRow
 
 
 class CandidateTable:
     def __init__(
-        self,
-        version: tuple[int, int],
-        memories: Sequence[tuple[str, str, bytes, str | None]],
-        edges: Iterable[tuple[str, str]],
+        self, version: tuple[int, int], memories: CandidateColumns, edges: Iterable[tuple[str, str]]
     ) -> None:
-        """`memories`: (id, episode key, embedding bytes, entity id) of every memory; `edges`: every
-        followed_by edge as (source, target)."""
+        """`memories`: every memory's id, episode key, entity id and embedding (`RecordStore.candidate_rows`);
+        `edges`: every followed_by edge as (source, target)."""
         self.version = version
-        width = len(memories[0][2]) // 4 if memories else 0
-        self._matrix = np.empty((max(len(memories), 16), width), dtype=np.float32)
-        for n, m in enumerate(memories):
-            self._matrix[n] = np.frombuffer(m[2], dtype=np.float32)
-        self._ids: list[str] = [m[0] for m in memories]  # by row; a retired row keeps its old id
-        self._keys: list[str] = [m[1] for m in memories]
-        self._entities: list[str | None] = [m[3] for m in memories]
-        self._alive = np.ones(len(self._matrix), dtype=bool)
-        self._alive[len(memories):] = False
+        count = len(memories.ids)
+        width = memories.embeddings.shape[1] if memories.embeddings.ndim == 2 else 0
+        # The store's matrix itself (no copy); the first append past it grows it.
+        self._matrix = memories.embeddings if count else np.empty((16, width), dtype=np.float32)
+        self._ids: list[str] = list(memories.ids)  # by row; a retired row keeps its old id
+        self._keys: list[str] = list(memories.episodes)
+        self._entities: list[str | None] = list(memories.entities)
+        self._alive = np.zeros(len(self._matrix), dtype=bool)
+        self._alive[:count] = True
         self.slot = {memory_id: n for n, memory_id in enumerate(self._ids)}  # id -> its current row
         self._retired = 0
         adjacent: dict[str, set[str]] = {}
@@ -56,7 +53,8 @@ class CandidateTable:
             adjacent.setdefault(a, set()).add(b)
             adjacent.setdefault(b, set()).add(a)
         # Values are replaced, never changed in place, once the table is shared: a recall may be iterating one.
-        self._adjacent: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in adjacent.items()}
+        # (Tuples: a frozenset of one or two ids costs four times the memory.)
+        self._adjacent: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in adjacent.items()}
 
     def __len__(self) -> int:
         return len(self.slot)
@@ -115,9 +113,9 @@ class CandidateTable:
         included, as `fusion_rows` reads them after the commit), new followed_by `links`, `forgotten` ids."""
         for memory_id in forgotten:
             self._retire(memory_id)
-            linked = self._adjacent.pop(memory_id, frozenset())
+            linked = self._adjacent.pop(memory_id, ())
             for n in linked:
-                rest = self._adjacent.get(n, frozenset()) - {memory_id}
+                rest = tuple(x for x in self._adjacent.get(n, ()) if x != memory_id)
                 if rest:
                     self._adjacent[n] = rest
                 else:
@@ -126,8 +124,10 @@ class CandidateTable:
             assert row.embedding is not None
             self._append(memory_id, row)
         for a, b in links:
-            self._adjacent[a] = self._adjacent.get(a, frozenset()) | {b}
-            self._adjacent[b] = self._adjacent.get(b, frozenset()) | {a}
+            for one, other in ((a, b), (b, a)):
+                known = self._adjacent.get(one, ())
+                if other not in known:
+                    self._adjacent[one] = (*known, other)
         self.version = version
 
     def _retire(self, memory_id: str) -> None:

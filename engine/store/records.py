@@ -129,6 +129,15 @@ class FusionRow(NamedTuple):
     entity_id: str | None
 
 
+class CandidateColumns(NamedTuple):
+    """Every memory's `fusion_rows` values as columns (`RecordStore.candidate_rows`): row n is memory ids[n]."""
+
+    ids: list[str]
+    episodes: list[str]
+    entities: list[str | None]
+    embeddings: np.ndarray  # (memories x width) float32
+
+
 class RecordStore:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -387,23 +396,38 @@ class RecordStore:
                 found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
-    def candidate_rows(self) -> tuple[tuple[int, int], list[tuple[str, str, bytes, str | None]], list[tuple[str, str]]]:
+    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
         """Everything a recall's candidate table holds, read in one read transaction with the version it
-        was read at: (version, each memory's (id, episode key, embedding bytes, entity id) as
-        `fusion_rows` gives them, every followed_by edge as (source, target))."""
+        was read at: (version, every memory's id, episode key, entity id and embedding as `fusion_rows` gives
+        them, every followed_by edge as (source, target)). The embeddings are copied into one matrix a few
+        thousand rows at a time (never all the rows' blobs at once: at 100,000 memories that doubled the
+        peak memory); equal episode keys and entity ids share one string."""
         with self._lock:
             version = self.version()  # read first: a commit meanwhile makes the table look older, never newer
             cur = self._conn.cursor()
             cur.execute("BEGIN")
             try:
+                count = int(cur.execute("SELECT count(*) FROM memories").fetchone()[0])
+                width = cur.execute("SELECT length(embedding) FROM memories LIMIT 1").fetchone()
+                matrix = np.empty((count, (width[0] // 4) if width else 0), dtype=np.float32)
+                ids: list[str] = []
+                episodes: list[str] = []
+                entities: list[str | None] = []
+                shared: dict[str | None, str | None] = {}
                 rows = cur.execute(f"SELECT id, {_EPISODE_KEY}, embedding, entity_id FROM memories")
-                memories = rows.fetchall()
+                while batch := rows.fetchmany(4096):
+                    start = len(ids)
+                    for n, (memory_id, episode, blob, entity) in enumerate(batch, start):
+                        matrix[n] = np.frombuffer(blob, dtype=np.float32)
+                        ids.append(memory_id)
+                        episodes.append(shared.setdefault(episode, episode))  # type: ignore[arg-type]
+                        entities.append(shared.setdefault(entity, entity))
                 edges = cur.execute(
                     "SELECT source, target FROM edges WHERE type = ?", (EdgeType.FOLLOWED_BY.value,)
                 ).fetchall()
             finally:
                 cur.execute("COMMIT")
-        return version, memories, edges
+        return version, CandidateColumns(ids, episodes, entities, matrix[: len(ids)]), edges
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
         if not ids:
