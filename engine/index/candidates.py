@@ -47,6 +47,9 @@ class CandidateTable:
         self._alive = np.zeros(len(self._matrix), dtype=bool)
         self._alive[:count] = True
         self.slot = {memory_id: n for n, memory_id in enumerate(self._ids)}  # id -> its current row
+        # Each memory's row without its embedding, made once: most reads want just these (the embeddings are
+        # gathered from the matrix in one step by `embeddings`).
+        self._plain = {i: FusionRow(k, None, e) for i, k, e in zip(self._ids, self._keys, self._entities, strict=True)}
         self._retired = 0
         self._former: dict[str, int] = {}  # retired ids' last rows (never overwritten): for recalls in flight
         adjacent: dict[str, set[str]] = {}
@@ -67,6 +70,9 @@ class CandidateTable:
 
     def rows(self, ids: Iterable[str], with_embeddings: bool) -> dict[str, FusionRow]:
         """`RecordStore.fusion_rows` of the given ids (those that exist)."""
+        if not with_embeddings:
+            plain = self._plain
+            return {i: row for i in ids if (row := plain.get(i)) is not None}
         out: dict[str, FusionRow] = {}
         slot = self.slot
         for i in ids:
@@ -138,6 +144,7 @@ class CandidateTable:
         if n is not None:
             self._former[memory_id] = n
             del self.slot[memory_id]
+            self._plain.pop(memory_id, None)
             self._alive[n] = False
             self._retired += 1
 
@@ -160,6 +167,7 @@ class CandidateTable:
         self._alive[end] = True
         old = self.slot.get(memory_id)
         self.slot[memory_id] = end
+        self._plain[memory_id] = FusionRow(row.episode, None, row.entity_id)
         self._former.pop(memory_id, None)
         if old is not None:
             self._alive[old] = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from collections.abc import Mapping as ReadOnlyMap
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -93,8 +94,8 @@ class RecallInputs:
         """The given memories' `fusion_rows` (embeddings included when the cue was embedded), each read from
         the store at most once per recall; ids that do not exist (forgotten meanwhile) are left out."""
         table = self.table()
-        if table is not None:
-            return table.rows(ids, with_embeddings=self.cue_embedding is not None)
+        if table is not None:  # embeddings are gathered from the table's matrix by the callers (`embeddings`)
+            return table.rows(ids, with_embeddings=False)
         with self._rows_lock:
             missing = [i for i in dict.fromkeys(ids) if i not in self._rows]
         if missing:
@@ -103,6 +104,14 @@ class RecallInputs:
                 self._rows.update(read)
         with self._rows_lock:
             return {i: self._rows[i] for i in ids if i in self._rows}
+
+    def embeddings(self, ids: Sequence[str], rows: ReadOnlyMap[str, FusionRow]) -> np.ndarray:
+        """The stored embeddings of ids that `rows` (this recall's `rows`) found, one row each, in order: from the
+        candidate table's matrix in one step, else from the rows read from the store."""
+        table = self.table()
+        if table is not None:
+            return table.embeddings(ids)
+        return np.stack([rows[i].embedding for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
 
     def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """The best `limit` BM25 matches of any of the words in a lexical table (`RecordStore.lexical_search`)."""
@@ -188,7 +197,7 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         ids, times, ranks = ids[present], times[present], ranks[present]
         if len(ids) == 0:
             return []
-        vectors = np.stack([stored[i].embedding for i in ids])  # type: ignore[misc]
+        vectors = inp.embeddings(ids.tolist(), stored)
         relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
     return [
         Hit(memory_id, relevance_, StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": stamp}))
