@@ -143,3 +143,21 @@ def test_reconcile_plans_again_only_documents_whose_names_resolve_differently(
     assert len(planned) == 24  # 12 documents, each planned when written and again at the end
     assert 12 <= skipping_plans < 24
     assert skipping == every
+
+
+def test_ingest_with_spacy_in_its_own_process_stores_what_one_process_stores(
+    tmp_path: Path, embedder: Embedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.ingest import parse_process
+
+    monkeypatch.setattr(config, "INGEST_DOCUMENT_BATCH", 5)
+    monkeypatch.setattr(config, "PARSE_IN_PROCESS", True)
+    try:
+        child = _snapshot(_ingest(tmp_path, "child", embedder, False, monkeypatch))
+        assert parse_process._executor is not None  # the parse really went to the child
+    finally:
+        parse_process.stop()
+    monkeypatch.setattr(config, "PARSE_IN_PROCESS", False)
+    here = _snapshot(_ingest(tmp_path, "here", embedder, False, monkeypatch))
+    assert len(child["memories"]) > 150
+    assert child == here
