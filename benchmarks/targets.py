@@ -20,10 +20,11 @@ WHY_MISSED = {
     "that other jobs can preempt",
     "similarity": "the engine adds id filtering, hydration of the hits from SQLite and composite scoring "
     "to the floor's embed + query; on a loaded 2-core box the thread hand-offs add jitter",
-    "all_four": "analogical needs spaCy's parse of the cue (about 6 ms of CPU, NER included: participant "
-    "types come from doc.ents), which runs beside the embedding and contends for the GIL on 2 cores; "
-    "analogical then maps structures of its candidates; in a large store (above the candidate table's size) "
-    "the fused pool is read from SQLite",
+    "all_four": "analogical needs spaCy's parse of the cue, about as much CPU as the floor itself (5-9 ms on "
+    "a short cue: tok2vec 2-3 ms, NER 2-3.5 ms; participant types come from doc.ents), which runs beside the "
+    "embedding and slows it on 2 cores (parsing after the embedding instead measured the same); analogical "
+    "then maps structures of its candidates and fusion scores a pool of about 350 in Python; above the "
+    "candidate table's size (config.CANDIDATE_TABLE_MAX_MEMORIES, 150,000) the fused pool is read from SQLite",
     "temporal": "a temporal recall scores a pool of the entity's newest max(20 x top_k, 200) memories (so "
     "weightier ones can outrank merely newer ones): the slice is O(log n + k) and the pool is scored in "
     "numpy; its importance and access counts come from one SQLite read of a covering index, and the entity "

@@ -48,6 +48,7 @@ class CandidateTable:
         self._alive[:count] = True
         self.slot = {memory_id: n for n, memory_id in enumerate(self._ids)}  # id -> its current row
         self._retired = 0
+        self._former: dict[str, int] = {}  # retired ids' last rows (never overwritten): for recalls in flight
         adjacent: dict[str, set[str]] = {}
         for a, b in edges:
             adjacent.setdefault(a, set()).add(b)
@@ -67,16 +68,18 @@ class CandidateTable:
     def rows(self, ids: Iterable[str], with_embeddings: bool) -> dict[str, FusionRow]:
         """`RecordStore.fusion_rows` of the given ids (those that exist)."""
         out: dict[str, FusionRow] = {}
-        matrix, slot = self._matrix, self.slot
+        slot = self.slot
         for i in ids:
             n = slot.get(i)
-            if n is not None:
-                out[i] = FusionRow(self._keys[n], matrix[n] if with_embeddings else None, self._entities[n])
+            if n is not None:  # the matrix read after the slot: a row appended meanwhile may be in a grown one
+                out[i] = FusionRow(self._keys[n], self._matrix[n] if with_embeddings else None, self._entities[n])
         return out
 
     def embeddings(self, ids: Sequence[str]) -> np.ndarray:
         """The stored embeddings of the given ids (each must exist), one row each, in order."""
-        return self._matrix[[self.slot[i] for i in ids]]
+        slot, former = self.slot, self._former  # an id forgotten since the caller read it: its last row
+        rows = [n if (n := slot.get(i)) is not None else former[i] for i in ids]
+        return self._matrix[rows]  # read after the slots (see `rows`)
 
     def followed_by(self, ids: Iterable[str]) -> dict[str, set[str]]:
         """`RecordStore.followed_by_neighbours`: both directions of the followed_by edges touching the ids."""
@@ -131,8 +134,10 @@ class CandidateTable:
         self.version = version
 
     def _retire(self, memory_id: str) -> None:
-        n = self.slot.pop(memory_id, None)
+        n = self.slot.get(memory_id)
         if n is not None:
+            self._former[memory_id] = n
+            del self.slot[memory_id]
             self._alive[n] = False
             self._retired += 1
 
@@ -155,6 +160,7 @@ class CandidateTable:
         self._alive[end] = True
         old = self.slot.get(memory_id)
         self.slot[memory_id] = end
+        self._former.pop(memory_id, None)
         if old is not None:
             self._alive[old] = False
             self._retired += 1
