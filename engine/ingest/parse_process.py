@@ -13,6 +13,7 @@ import multiprocessing
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from engine.ingest.budget import TimeBudget
@@ -75,6 +76,14 @@ def start() -> None:
     _pool()
 
 
+def _forget_broken() -> None:
+    global _executor
+    with _lock:
+        broken, _executor = _executor, None
+    if broken is not None:
+        broken.shutdown(wait=False)
+
+
 def stop() -> None:
     """Stop the child (it is started again when needed); also done at interpreter exit."""
     global _executor
@@ -93,7 +102,17 @@ def parse(documents: Sequence[SourceDocument], budget: TimeBudget,
 
     blocks = [[block.text for block in doc.blocks] for doc in documents]
     sent = TimeBudget(budget.seconds, dict(budget.spent), set(budget.over))
-    parsed, charged = _pool().submit(_parse_in_child, blocks, sent, batch_size).result()
+    try:
+        parsed, charged = _pool().submit(_parse_in_child, blocks, sent, batch_size).result()
+    except BrokenProcessPool:
+        # the child died (killed, out of memory): a new one parses the batch once more; if it dies too, the
+        # error is the batch's (the pipeline then analyses its documents one by one)
+        _forget_broken()
+        try:
+            parsed, charged = _pool().submit(_parse_in_child, blocks, sent, batch_size).result()
+        except BrokenProcessPool:
+            _forget_broken()
+            raise
     budget.spent.update(charged.spent)
     budget.over |= charged.over
     vocab = load().vocab

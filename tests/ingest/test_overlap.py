@@ -161,3 +161,30 @@ def test_ingest_with_spacy_in_its_own_process_stores_what_one_process_stores(
     here = _snapshot(_ingest(tmp_path, "here", embedder, False, monkeypatch))
     assert len(child["memories"]) > 150
     assert child == here
+
+
+def test_a_parse_child_that_died_is_started_again(
+    tmp_path: Path, embedder: Embedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed child is replaced by a new one that parses the batch again: the run completes."""
+    import os
+    import signal
+
+    from engine.ingest import parse_process
+
+    monkeypatch.setattr(config, "PARSE_IN_PROCESS", True)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe vendor renewed the contract because the price fell.\n")
+    try:
+        pool = parse_process._pool()
+        pool.submit(parse_process._warm).result()
+        for pid in list(pool._processes):  # the child this test started
+            os.kill(pid, signal.SIGKILL)
+        with MemoryEngine(tmp_path / "data", embedder=embedder, clock=ManualClock(NOW)) as engine:
+            summary = engine.ingest([docs])
+            assert summary.documents_indexed == 1 and not summary.skipped
+            assert summary.propositions_added >= 1
+        assert parse_process._executor is not pool
+    finally:
+        parse_process.stop()
