@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from engine import config
@@ -97,25 +97,16 @@ class OfflineExtractor:
 
     def parse(self, documents: Sequence[SourceDocument], budget: TimeBudget) -> Parsed:
         """spaCy's parse of every block, batched, each charged to its document's budget. Reads nothing but
-        the documents, so it can run ahead on another thread (spaCy's matrix products release the GIL)."""
+        the documents, so it can run ahead on another thread (spaCy's matrix products release the GIL), or
+        in a process of its own (`config.PARSE_IN_PROCESS`)."""
+        from engine.ingest import parse_process
+
+        if config.PARSE_IN_PROCESS:
+            return parse_process.parse(documents, budget, self.batch_size)
         from engine.ingest.nlp import load
 
-        nlp = load()
-
-        def blocks() -> Iterator[tuple[str, tuple[int, int]]]:
-            for d, doc in enumerate(documents):
-                for b, block in enumerate(doc.blocks):
-                    if d not in budget.over:  # spaCy pulls blocks lazily: a document over budget gets no more
-                        yield block.text, (d, b)
-
-        parsed: Parsed = []
-        mark = time.perf_counter()
-        for doc, (d, b) in nlp.pipe(blocks(), as_tuples=True, batch_size=self.batch_size):
-            now = time.perf_counter()
-            if not budget.charge(d, now - mark):
-                parsed.append((doc, (d, b)))
-            mark = now
-        return parsed
+        blocks = [[block.text for block in doc.blocks] for doc in documents]
+        return list(parse_process.parse_blocks(load(), blocks, budget, self.batch_size))
 
 
 class Gazetteer:

@@ -143,3 +143,48 @@ def test_reconcile_plans_again_only_documents_whose_names_resolve_differently(
     assert len(planned) == 24  # 12 documents, each planned when written and again at the end
     assert 12 <= skipping_plans < 24
     assert skipping == every
+
+
+def test_ingest_with_spacy_in_its_own_process_stores_what_one_process_stores(
+    tmp_path: Path, embedder: Embedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.ingest import parse_process
+
+    monkeypatch.setattr(config, "INGEST_DOCUMENT_BATCH", 5)
+    monkeypatch.setattr(config, "PARSE_IN_PROCESS", True)
+    try:
+        child = _snapshot(_ingest(tmp_path, "child", embedder, False, monkeypatch))
+        assert parse_process._executor is not None  # the parse really went to the child
+    finally:
+        parse_process.stop()
+    monkeypatch.setattr(config, "PARSE_IN_PROCESS", False)
+    here = _snapshot(_ingest(tmp_path, "here", embedder, False, monkeypatch))
+    assert len(child["memories"]) > 150
+    assert child == here
+
+
+def test_a_parse_child_that_died_is_started_again(
+    tmp_path: Path, embedder: Embedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed child is replaced by a new one that parses the batch again: the run completes."""
+    import os
+    import signal
+
+    from engine.ingest import parse_process
+
+    monkeypatch.setattr(config, "PARSE_IN_PROCESS", True)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe vendor renewed the contract because the price fell.\n")
+    try:
+        pool = parse_process._pool()
+        pool.submit(parse_process._warm).result()
+        for pid in list(pool._processes):  # the child this test started
+            os.kill(pid, signal.SIGKILL)
+        with MemoryEngine(tmp_path / "data", embedder=embedder, clock=ManualClock(NOW)) as engine:
+            summary = engine.ingest([docs])
+            assert summary.documents_indexed == 1 and not summary.skipped
+            assert summary.propositions_added >= 1
+        assert parse_process._executor is not pool
+    finally:
+        parse_process.stop()
