@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,7 +32,6 @@ def parse_blocks(nlp: Language, blocks: Sequence[Sequence[str]], budget: TimeBud
                  batch_size: int) -> Iterator[tuple[Any, tuple[int, int]]]:
     """spaCy's parse of every document's blocks, batched, each charged to its document's budget; a document
     over budget gets no more blocks (spaCy pulls them lazily)."""
-    import time
 
     def texts() -> Iterator[tuple[str, tuple[int, int]]]:
         for d, doc_blocks in enumerate(blocks):
