@@ -14,7 +14,7 @@ import random
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -57,6 +57,23 @@ def _acknowledged(path: Path) -> list[str]:
     return [line for line in text.split("\n")[: text.count("\n")] if line]  # complete lines only
 
 
+def _kill_after_acks(
+    forkserver: multiprocessing.context.BaseContext, target: Callable[..., None], data: Path, ack: Path,
+    trial: int, wanted: int, jitter: float,
+) -> list[str]:
+    """Run `target` in a child until it has acknowledged `wanted` writes (or died), let it go on for
+    `jitter` seconds so the kill lands anywhere inside a later write (not a wait for a condition), kill -9
+    it, and return what it acknowledged."""
+    child = forkserver.Process(target=target, args=(str(data), str(ack), trial))
+    child.start()
+    _wait_for(lambda: len(_acknowledged(ack)) >= wanted or not child.is_alive())
+    time.sleep(jitter)
+    os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+    child.join()
+    assert child.exitcode == -signal.SIGKILL
+    return _acknowledged(ack)
+
+
 def test_kill_9_during_writes_loses_no_acknowledged_write(
     tmp_path: Path, forkserver: multiprocessing.context.BaseContext
 ) -> None:
@@ -64,17 +81,9 @@ def test_kill_9_during_writes_loses_no_acknowledged_write(
     rng = random.Random(14)
     acknowledged: set[str] = set()
     for trial in range(WRITE_TRIALS):
-        ack = tmp_path / f"ack-{trial}.txt"
         wanted = rng.randint(1, 20)
-        child = forkserver.Process(target=write_until_killed, args=(str(data), str(ack), trial))
-        child.start()
-        _wait_for(lambda ack=ack, wanted=wanted, child=child: len(_acknowledged(ack)) >= wanted  # type: ignore[misc]
-                  or not child.is_alive())
-        time.sleep(rng.random() * 0.05)  # land anywhere inside the next write
-        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
-        child.join()
-        assert child.exitcode == -signal.SIGKILL
-        ids = _acknowledged(ack)
+        ids = _kill_after_acks(forkserver, write_until_killed, data, tmp_path / f"ack-{trial}.txt", trial,
+                               wanted, rng.random() * 0.05)
         assert len(ids) >= wanted
         acknowledged.update(ids)
         store = RecordStore(data / "records.sqlite3")
@@ -101,17 +110,9 @@ def test_kill_9_with_structures_pending_loses_none_and_the_next_analogical_recal
     rng = random.Random(23)
     acknowledged: set[str] = set()
     for trial in range(DEFERRED_TRIALS):
-        ack = tmp_path / f"deferred-{trial}.txt"
-        wanted = rng.randint(8, 60)
-        child = forkserver.Process(target=remember_deferred_until_killed, args=(str(data), str(ack), trial))
-        child.start()
-        _wait_for(lambda ack=ack, wanted=wanted, child=child: len(_acknowledged(ack)) >= wanted  # type: ignore[misc]
-                  or not child.is_alive())
-        time.sleep(rng.random() * 0.1)  # not a wait for a condition: the kill lands at a random moment
-        os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
-        child.join()
-        assert child.exitcode == -signal.SIGKILL
-        acknowledged.update(_acknowledged(ack))
+        acknowledged.update(_kill_after_acks(forkserver, remember_deferred_until_killed, data,
+                                             tmp_path / f"deferred-{trial}.txt", trial, rng.randint(8, 60),
+                                             rng.random() * 0.1))
     with MemoryEngine(data, embedder=HashEmbedder()) as engine:
         pending = engine.pending_structures()
         hits = engine.recall("The mechanic repaired the engine because it broke.", strategies=["analogical"],
