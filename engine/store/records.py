@@ -389,11 +389,8 @@ class RecordStore:
         values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
         found: dict[str, FusionRow] = {}
         columns = f"id, {_EPISODE_KEY}, {'embedding' if with_embeddings else 'NULL'}, entity_id"
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT {columns} FROM memories WHERE id IN ({marks})"
-            for r in self._query(sql, chunk):
-                found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
+        for r in self._query_ids(f"SELECT {columns} FROM memories", ids):
+            found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
     def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
@@ -467,23 +464,13 @@ class RecordStore:
 
     # --- reads -----------------------------------------------------------------------------------------
     def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:
-        found: dict[str, Memory] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for row in self._query(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", chunk):
-                found[row[0]] = _row_to_memory(row)
-        return found
+        return {row[0]: _row_to_memory(row) for row in self._query_ids(f"SELECT {_MEMORY_COLUMNS} FROM memories", ids)}
 
     def score_inputs(self, ids: Sequence[str]) -> dict[str, tuple[float, int, int]]:
         """(importance, created_at in microseconds, access_count) of the given memories that exist: what the
         composite score needs, without reading and parsing whole memories."""
-        found: dict[str, tuple[float, int, int]] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, importance, created_at, access_count FROM memories {self._scores} WHERE id IN ({marks})"
-            for r in self._query(sql, chunk):
-                found[r[0]] = (r[1], r[2], r[3])
-        return found
+        sql = f"SELECT id, importance, created_at, access_count FROM memories {self._scores}"
+        return {r[0]: (r[1], r[2], r[3]) for r in self._query_ids(sql, ids)}
 
     def score_columns(self, ids: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(ids that exist, importance, access_count) as arrays: the per-memory inputs of a vectorised
@@ -491,13 +478,10 @@ class RecordStore:
         found: list[str] = []
         importance: list[float] = []
         access: list[int] = []
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, importance, access_count FROM memories {self._scores} WHERE id IN ({marks})"
-            for r in self._query(sql, chunk):
-                found.append(r[0])
-                importance.append(r[1])
-                access.append(r[2])
+        for r in self._query_ids(f"SELECT id, importance, access_count FROM memories {self._scores}", ids):
+            found.append(r[0])
+            importance.append(r[1])
+            access.append(r[2])
         return found, np.asarray(importance, dtype=np.float64), np.asarray(access, dtype=np.int64)
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
@@ -512,12 +496,7 @@ class RecordStore:
 
     def created_at_of(self, ids: Sequence[str]) -> dict[str, int]:
         """created_at (microseconds) of the given memories that exist."""
-        found: dict[str, int] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT id, created_at FROM memories {self._scores} WHERE id IN ({marks})"
-            found.update(self._query(sql, chunk))
-        return found
+        return dict(self._query_ids(f"SELECT id, created_at FROM memories {self._scores}", ids))
 
     def existing(self, ids: Iterable[str]) -> set[str]:
         with self._lock:
@@ -610,12 +589,7 @@ class RecordStore:
     def structure_texts(self, ids: Sequence[str]) -> dict[str, str]:
         """The stored structures of some memories as their JSON text, unparsed: analogical recall parses
         each distinct text once per process (engine/analogy/text.py `stored_episode`)."""
-        found: dict[str, str] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, structure FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = self._filled.get(r[0], r[1])
-        return found
+        return {r[0]: self._filled.get(r[0], r[1]) for r in self._query_ids("SELECT id, structure FROM memories", ids)}
 
     def stale_structures(self, version: int) -> list[tuple[str, str]]:
         """(id, content) of memories whose structure was written by another extractor version."""
@@ -704,12 +678,8 @@ class RecordStore:
         return rows
 
     def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for chunk in _chunks(list(ids), 500):
-            marks = ",".join("?" * len(chunk))
-            for r in self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks})", chunk):
-                found[r[0]] = np.frombuffer(r[1], dtype=np.float32)
-        return found
+        rows = self._query_ids("SELECT id, embedding FROM memories", ids)
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows}
 
     def all_embeddings(self, batch: int = 5000) -> Iterator[list[tuple[str, np.ndarray]]]:
         last = ""
