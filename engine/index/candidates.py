@@ -78,7 +78,7 @@ class CandidateTable:
         for i in ids:
             n = slot.get(i)
             if n is not None:  # the matrix read after the slot: a row appended meanwhile may be in a grown one
-                out[i] = FusionRow(self._keys[n], self._matrix[n] if with_embeddings else None, self._entities[n])
+                out[i] = FusionRow(self._keys[n], self._matrix[n], self._entities[n])
         return out
 
     def embeddings(self, ids: Sequence[str]) -> np.ndarray:
@@ -130,7 +130,6 @@ class CandidateTable:
                 else:
                     self._adjacent.pop(n, None)
         for memory_id, row in written.items():
-            assert row.embedding is not None
             self._append(memory_id, row)
         for a, b in links:
             for one, other in ((a, b), (b, a)):

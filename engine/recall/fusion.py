@@ -117,11 +117,7 @@ def _cosines(
     if not ids:
         return {}, {}, {}
     row = {i: n for n, i in enumerate(ids)}
-    table = inp.table()
-    if table is not None:  # the same stored vectors, gathered from the candidate table in one step
-        matrix = table.embeddings(ids)
-    else:
-        matrix = np.stack([rows[i][1] for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
+    matrix = inp.embeddings(ids, rows)  # from the candidate table in one step when it is in memory
     cos = matrix @ cue.astype(np.float32, copy=False)
     cosine = {i: float(cos[row[i]]) for i in pool if i in row}
     unnamed_cosine: dict[str, float] = {}
