@@ -101,11 +101,11 @@ class OfflineExtractor:
         in a process of its own (`config.PARSE_IN_PROCESS`)."""
         from engine.ingest import parse_process
 
+        blocks = [[block.text for block in doc.blocks] for doc in documents]
         if config.PARSE_IN_PROCESS:
-            return parse_process.parse(documents, budget, self.batch_size)
+            return parse_process.parse(blocks, budget, self.batch_size)
         from engine.ingest.nlp import load
 
-        blocks = [[block.text for block in doc.blocks] for doc in documents]
         return list(parse_process.parse_blocks(load(), blocks, budget, self.batch_size))
 
 

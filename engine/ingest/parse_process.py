@@ -22,8 +22,6 @@ from engine.ingest.budget import TimeBudget
 if TYPE_CHECKING:
     from spacy.language import Language
 
-    from engine.ingest.documents import SourceDocument
-
 _lock = threading.Lock()
 _executor: ProcessPoolExecutor | None = None
 
@@ -93,14 +91,12 @@ def stop() -> None:
             _executor = None
 
 
-def parse(documents: Sequence[SourceDocument], budget: TimeBudget,
-          batch_size: int) -> list[tuple[Any, tuple[int, int]]]:
-    """The documents' blocks parsed in the child process; `budget` gains what the child charged."""
+def parse(blocks: list[list[str]], budget: TimeBudget, batch_size: int) -> list[tuple[Any, tuple[int, int]]]:
+    """Each document's blocks (texts) parsed in the child process; `budget` gains what the child charged."""
     from spacy.tokens import Doc
 
     from engine.ingest.nlp import load
 
-    blocks = [[block.text for block in doc.blocks] for doc in documents]
     sent = TimeBudget(budget.seconds, dict(budget.spent), set(budget.over))
     try:
         parsed, charged = _pool().submit(_parse_in_child, blocks, sent, batch_size).result()
