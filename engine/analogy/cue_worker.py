@@ -20,15 +20,15 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
-import socket
-import subprocess
 import sys
 import threading
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import config
+
+if TYPE_CHECKING:  # imported where used: a process that never recalls analogically does not pay for them
+    from multiprocessing.connection import Connection
 
 _READY = "ready"
 
@@ -121,6 +121,10 @@ class CueWorker:
             self._lock.release()
 
     def _start(self) -> None:
+        import socket
+        import subprocess
+        from multiprocessing.connection import Connection
+
         parent, child = socket.socketpair()
         root = str(Path(__file__).resolve().parents[2])  # the directory holding the `engine` package
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
@@ -146,6 +150,8 @@ class CueWorker:
                 conn.send(None)
             conn.close()
         if process is not None:
+            import subprocess
+
             try:
                 process.wait(config.CUE_WORKER_STOP_SECONDS)
             except subprocess.TimeoutExpired:  # still loading spaCy, or stuck: it holds nothing to save
@@ -159,4 +165,6 @@ WORKER = CueWorker()
 atexit.register(WORKER.shutdown)
 
 if __name__ == "__main__":
-    _serve(Connection(int(sys.argv[1])))
+    from multiprocessing.connection import Connection as _Connection
+
+    _serve(_Connection(int(sys.argv[1])))
