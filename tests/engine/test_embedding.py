@@ -49,8 +49,8 @@ def test_a_batch_embeds_each_text_as_alone() -> None:
     """The batch path (texts sorted by length, cut into padded runs of `config.ONNX_BATCH_ROWS` rows, run on
     two threads) gives every text the vector it gets when embedded alone, to 1e-6 in cosine."""
     onnx = OnnxEmbedder()
-    words = "the team moved the launch after the audit found a gap in the billing export".split()
-    texts = [" ".join(words[: 1 + i % len(words)]) + f" ({i})" for i in range(3 * config.ONNX_BATCH_ROWS + 5)]
+    sentence = "the team moved the launch after the audit found a gap in the billing export"
+    texts = [f"{sentence[: 3 + 5 * i % len(sentence)]} ({i})" for i in range(3 * config.ONNX_BATCH_ROWS + 5)]
     texts += TEXTS  # the empty text, unicode, one over the 256-token limit
     batch = onnx.encode(texts).astype(np.float64)
     alone = np.vstack([onnx.encode([t]) for t in texts]).astype(np.float64)
