@@ -100,6 +100,17 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
+# The cue's spaCy parse (analogical recall) runs in a spawned child process (engine/analogy/cue_worker.py),
+# truly beside the cue's embedding on the other core: in a thread it holds the GIL for most of its 5-9 ms and
+# doubles the embedding's time. Started on an engine's first analogical recall (cues are parsed in this process
+# until it is ready), stopped when the last engine using it closes. Off: always parse in this process.
+CUE_WORKER = True
+# A cue the child has not answered within this many seconds is parsed here and the child is replaced.
+CUE_WORKER_TIMEOUT_SECONDS = 10.0
+# After this many children died or stalled in one process, cues are parsed here for good.
+CUE_WORKER_MAX_FAILURES = 3
+# How long `close()` waits for the child to exit before killing it.
+CUE_WORKER_STOP_SECONDS = 2.0
 # Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
 STORED_EPISODE_CACHE = 4096
 
