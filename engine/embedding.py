@@ -169,8 +169,9 @@ class OnnxEmbedder:
     The graph (encoder + pooling + normalisation) is exported from the model's own weights by
     `engine.onnx_export` into the model cache (`HEBBS_MODEL_CACHE`), at `make setup` or here on first use.
     `precision` int8 (default `HEBBS_EMBEDDING_PRECISION`, else fp32) runs its dynamically quantised copy.
-    A single cue (or a few texts, `config.ONNX_SPLIT_MIN_TEXTS`) runs on one thread; larger batches are split
-    by length into sub-batches that run concurrently on `config.ONNX_BATCH_WORKERS` threads.
+    A single cue (or a few texts, `config.ONNX_SPLIT_MIN_TEXTS`) runs on one thread; larger batches are sorted
+    by token length and cut into runs of at most `batch_size` rows (`config.ONNX_BATCH_ROWS`) that run
+    concurrently on `config.ONNX_BATCH_WORKERS` threads.
     """
 
     backend = "onnx"
@@ -178,7 +179,7 @@ class OnnxEmbedder:
     def __init__(
         self,
         model: str | None = None,
-        batch_size: int = config.EMBED_BATCH_SIZE,
+        batch_size: int = config.ONNX_BATCH_ROWS,
         cache_dir: Path | None = None,
         precision: str | None = None,
     ) -> None:
