@@ -111,6 +111,9 @@ CUE_WORKER_TIMEOUT_SECONDS = 10.0
 CUE_WORKER_MAX_FAILURES = 3
 # How long `close()` waits for the child to exit before killing it.
 CUE_WORKER_STOP_SECONDS = 2.0
+# Results of the pure word functions ingestion calls for every token or mention (names.normalise / clean_name,
+# keywords.stem, entities.mention_type), kept per distinct input: the same words recur all through a corpus.
+TEXT_FUNCTION_CACHE = 65536
 # Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
 STORED_EPISODE_CACHE = 4096
 
