@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,7 +67,7 @@ from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
-from engine.store.records import RecordStore, from_micros
+from engine.store.records import RecordStore, from_micros, to_micros
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
@@ -682,7 +683,8 @@ class MemoryEngine:
         now = self.clock.now()
         inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
         ranked = []
-        for i, relevance in best.items():
+        for i in _contenders(best, inputs, now, weights, top_k):
+            relevance = best[i]
             if i in inputs:
                 importance, created_us, access_count = inputs[i]
                 created = from_micros(created_us)
@@ -712,6 +714,30 @@ class MemoryEngine:
         """The benchmark hook: one plain Chroma query on this store's collection, nothing around it. The
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
+
+
+# Bound on the difference between numpy's composite score and the exact one (float rounding, about 1e-15).
+_SCORE_SLACK = 1e-9
+
+
+def _contenders(
+    best: Mapping[str, float], inputs: Mapping[str, tuple[float, int, int]], now: datetime,
+    weights: scoring.ScoringWeights, top_k: int,
+) -> list[str]:
+    """The candidates that can be among the `top_k`: a pool of hundreds is scored at once in numpy and only
+    those within `_SCORE_SLACK` of the k-th best numpy score are scored exactly (and tie-broken) in Python.
+    Exact: every one of the true top_k scores at least the k-th best exact score, which is within the slack
+    of the k-th best numpy score, so the ranking and scores are those of scoring every candidate exactly."""
+    ids = [i for i in best if i in inputs]
+    if len(ids) <= 2 * top_k:
+        return ids
+    columns = np.array([inputs[i] for i in ids], dtype=np.float64)
+    approx = scoring.composite_arrays(
+        np.array([best[i] for i in ids], dtype=np.float64), columns[:, 1].astype(np.int64), columns[:, 0],
+        columns[:, 2], to_micros(now), weights,
+    )
+    kth = float(np.partition(approx, len(ids) - top_k)[len(ids) - top_k])
+    return [ids[n] for n in np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()]
 
 
 def _best_of(hit_lists: Sequence[list[Hit]]) -> dict[str, tuple[float, list[StrategyDetail]]]:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from engine import MemoryEngine, config
+from engine import MemoryEngine, config, facade
 from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
 from engine.embedding import Embedder
@@ -26,7 +27,7 @@ from engine.index.candidates import CandidateTable
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.models import RecallResult, iso, iso_micros
-from engine.recall import fusion, strategies
+from engine.recall import fusion, scoring, strategies
 from engine.recall.lexical_query import terms
 from engine.store import fulltext
 from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
@@ -107,6 +108,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Indexes, "candidates", lambda self: None)
     monkeypatch.setattr(Indexes, "lexical_postings", lambda self: None)
     monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
+    monkeypatch.setattr(facade, "_contenders", lambda best, inputs, *args: [i for i in best if i in inputs])
 
 
 def _assert_same_as_plain(engine: MemoryEngine, fast: dict[tuple[str, int], Flat]) -> None:
@@ -292,6 +294,46 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
     for cue in CUES:
         for i, params in enumerate(mixes):
             assert _detailed(engine.retrieve(build_request(cue, top_k=10, **params))) == fast[(cue, i)]
+
+
+def _exact_top(best: dict[str, float], inputs: dict[str, tuple[float, int, int]], now: datetime,
+               weights: scoring.ScoringWeights, ids: list[str], top_k: int) -> list[tuple[str, float]]:
+    scored = []
+    for i in ids:
+        importance, created_us, access = inputs[i]
+        created = from_micros(created_us)
+        assert created is not None
+        signals = scoring.signals_from(best[i], created, importance, access, now)
+        score = scoring.composite(signals, weights)
+        scored.append((scoring.sort_key(score, signals.relevance, created, i), i, score))
+    scored.sort()
+    return [(i, score) for _, i, score in scored[:top_k]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranking_scores_in_numpy_only_to_choose_whom_to_score_exactly(seed: int) -> None:
+    """`_rank` scores exactly only the candidates within a slack of the k-th best numpy score: the top_k and
+    their scores equal those of scoring every candidate exactly, ties (same relevance, time, importance)
+    included, under several weightings."""
+    rng = np.random.default_rng(seed)
+    now = datetime(2026, 12, 3, tzinfo=UTC)
+    now_us = int((now - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1))
+    n = int(rng.integers(30, 400))
+    ids = [f"m{j:04d}" for j in rng.permutation(n)]
+    relevance = rng.choice([0.2, 0.5, 0.9, 1.3, -0.1], n) if seed % 2 else rng.random(n)
+    created = now_us - rng.choice([0, 86_400_000_000, 10 ** 13], n) - (rng.integers(0, 10**12, n) * (seed % 3))
+    importance = rng.choice([0.5, 0.7], n)
+    access = rng.choice([0, 0, 1, 5, 100], n)
+    best = {i: float(r) for i, r in zip(ids, relevance, strict=True)}
+    inputs = {i: (float(imp), int(c), int(a)) for i, imp, c, a in zip(ids, importance, created, access, strict=True)}
+    del inputs[ids[0]]  # forgotten meanwhile: never a contender
+    for weights in (scoring.DEFAULT_WEIGHTS, *scoring.PRESETS.values(), scoring.ScoringWeights(0.0, 0.0, 1.0, 0.0)):
+        for top_k in (1, 5, 10, 50):
+            chosen = facade._contenders(best, inputs, now, weights, top_k)  # noqa: SLF001 - the unit under test
+            everyone = [i for i in best if i in inputs]
+            assert set(chosen) <= set(everyone)
+            assert _exact_top(best, inputs, now, weights, chosen, top_k) == \
+                _exact_top(best, inputs, now, weights, everyone, top_k)
 
 
 def test_iso_micros_formats_like_iso_of_each_time() -> None:
