@@ -36,7 +36,6 @@ from engine.ingest.nlp import load as load_spacy
 
 TARGET_PER_SECOND = 250  # on a 2-core machine (issue 13; issue 3 asked for 150)
 _DEFAULT_OVERLAP = config.OVERLAP_MODELS
-_DEFAULT_PROCESS = config.PARSE_IN_PROCESS
 
 
 def _documents(corpus: Path) -> list[SourceDocument]:
@@ -55,12 +54,9 @@ class _Timer:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
-def _ingest_once(corpus: Path, embedder: Any, overlap: bool,
-                 process: bool = False) -> tuple[dict[str, Any], Any, list[str]]:
-    """One ingest into a fresh store (models side by side or one after another; `process`: spaCy in a child
-    process), then an unchanged rerun."""
+def _ingest_once(corpus: Path, embedder: Any, overlap: bool) -> tuple[dict[str, Any], Any, list[str]]:
+    """One ingest into a fresh store (models side by side or one after another), then an unchanged rerun."""
     config.OVERLAP_MODELS = overlap
-    config.PARSE_IN_PROCESS = process
     data = Path(tempfile.mkdtemp(prefix="hebbs-bench-ingest-"))
     try:
         with MemoryEngine(data, embedder=embedder, clock=ManualClock()) as engine:
@@ -75,7 +71,6 @@ def _ingest_once(corpus: Path, embedder: Any, overlap: bool,
     finally:
         shutil.rmtree(data, ignore_errors=True)
         config.OVERLAP_MODELS = _DEFAULT_OVERLAP
-        config.PARSE_IN_PROCESS = _DEFAULT_PROCESS
     row = {
         "overlap": overlap,
         "seconds": round(first.wall, 3),
@@ -90,12 +85,8 @@ def _ingest_once(corpus: Path, embedder: Any, overlap: bool,
     return row, summary, texts
 
 
-def run(corpus: Path, repeat: int, compare: bool = True, parse_process: bool = False) -> dict[str, Any]:
-    """`parse_process`: the ingest beside the default one parses in a child process (config.PARSE_IN_PROCESS)
-    instead of flipping OVERLAP_MODELS."""
-    other_setting = (_DEFAULT_OVERLAP, True) if parse_process else (not _DEFAULT_OVERLAP, _DEFAULT_PROCESS)
-    other_label = "spaCy in a child process" if parse_process else (
-        f"the models {'one after the other' if _DEFAULT_OVERLAP else 'side by side'}")
+def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
+    other_label = f"the models {'one after the other' if _DEFAULT_OVERLAP else 'side by side'}"
     machine = describe()
     embedder = create_embedder()  # the engine's default (ONNX)
     nlp = load_spacy()
@@ -113,12 +104,12 @@ def run(corpus: Path, repeat: int, compare: bool = True, parse_process: bool = F
         # the same ingest with the other setting of config.OVERLAP_MODELS beside it, first every other time
         # (the second of a pair ran faster on a busy machine, whichever it was)
         if compare and i % 2:
-            other.append(_ingest_once(corpus, embedder, *other_setting)[0])
+            other.append(_ingest_once(corpus, embedder, not _DEFAULT_OVERLAP)[0])
         row, summary, texts = _ingest_once(corpus, embedder, _DEFAULT_OVERLAP)
         messages = texts[summary.propositions_added:]
         runs.append(row)
         if compare and not i % 2:
-            other.append(_ingest_once(corpus, embedder, *other_setting)[0])
+            other.append(_ingest_once(corpus, embedder, not _DEFAULT_OVERLAP)[0])
         # The floors, right after each run so that both see the same machine: each model alone.
         with _Timer() as parsing:  # the documents' blocks, and the chat messages when their structures are
             list(nlp.pipe(blocks, batch_size=SPACY_BATCH_SIZE))  # extracted at ingest (not deferred)
@@ -190,14 +181,9 @@ def run(corpus: Path, repeat: int, compare: bool = True, parse_process: bool = F
             "median_propositions_per_s": round(props / other_median, 1),
             "median_cpu_seconds": round(statistics.median(r["cpu_seconds"] for r in other), 3),
         }
-        if parse_process:
-            result["other_mode"] = {"parse_in_process": True, **result["other_mode"]}
-            del result["other_mode"]["overlap_models"]
-            result["parse_process_speedup"] = round(median / other_median, 2)  # > 1: the child process is faster
-        else:
-            side_by_side, one_after = (median, other_median) if _DEFAULT_OVERLAP else (other_median, median)
-            # > 1: running the models side by side is faster, measured in the same run
-            result["overlap_speedup"] = round(one_after / side_by_side, 2)
+        side_by_side, one_after = (median, other_median) if _DEFAULT_OVERLAP else (other_median, median)
+        # > 1: running the models side by side is faster, measured in the same run
+        result["overlap_speedup"] = round(one_after / side_by_side, 2)
     return result
 
 
@@ -209,10 +195,8 @@ def main() -> None:
                         help="skip the same ingest with the other setting of config.OVERLAP_MODELS")
     parser.add_argument("--save", action="store_true",
                         help=f"write {display(RESULTS_DIR / 'ingest.json')} (ingest_int8.json with int8)")
-    parser.add_argument("--parse-in-process", action="store_true",
-                        help="compare with spaCy in a child process (PARSE_IN_PROCESS), not OVERLAP_MODELS")
     args = parser.parse_args()
-    result = run(args.corpus, max(1, args.repeat), compare=not args.no_compare, parse_process=args.parse_in_process)
+    result = run(args.corpus, max(1, args.repeat), compare=not args.no_compare)
     floors = result["floors"]
     print(
         f"\n{result['propositions']} propositions from {result['documents']} documents: "
@@ -227,14 +211,12 @@ def main() -> None:
         + (f"\nwith OVERLAP_MODELS={not _DEFAULT_OVERLAP} in the same run: "
            f"{result['other_mode']['median_propositions_per_s']}/s; side by side / one after the other: "
            f"{result['overlap_speedup']}x the speed" if "overlap_speedup" in result else "")
-        + (f"\nwith spaCy in a child process in the same run: {result['other_mode']['median_propositions_per_s']}/s"
-           f" ({result['parse_process_speedup']}x the speed)" if "parse_process_speedup" in result else "")
     )
     print(json.dumps(result))
     if args.save:  # the default fp32 embedder's figures in ingest.json, another precision's beside them
         precision = result["embedding_precision"]
         name = "ingest" if precision == "fp32" else f"ingest_{precision}"
-        write_json(RESULTS_DIR / f"{name}{'_parse_process' if args.parse_in_process else ''}.json", result)
+        write_json(RESULTS_DIR / f"{name}.json", result)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
 ONNX_INTRA_OP_THREADS = 1
 ONNX_BATCH_WORKERS = 2
 # Rows per onnxruntime run on the batch path (texts sorted by token length first, so a run pads little).
-# Small runs keep the activations in the core's cache: embedding the sample corpus' 879 texts (19 tokens on
+# Small runs keep the activations in the core's cache: embedding the sample corpus' 878 texts (19 tokens on
 # average) on one thread cost 4.35-4.45 s of CPU in runs of 8-16 rows, 4.5 s in 32, 5.1 s in 64, 5.6 s in 100.
 # The vectors are the same whatever the run's size (tests/engine/test_embedding.py).
 ONNX_BATCH_ROWS = 16
@@ -111,6 +111,9 @@ CUE_WORKER_TIMEOUT_SECONDS = 10.0
 CUE_WORKER_MAX_FAILURES = 3
 # How long `close()` waits for the child to exit before killing it.
 CUE_WORKER_STOP_SECONDS = 2.0
+# Results of the pure word functions ingestion calls for every token or mention (names.normalise / clean_name,
+# keywords.stem, entities.mention_type), kept per distinct input: the same words recur all through a corpus.
+TEXT_FUNCTION_CACHE = 65536
 # Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
 STORED_EPISODE_CACHE = 4096
 
@@ -194,12 +197,6 @@ INGEST_DOCUMENT_BATCH = 8
 # and 0.65x the speed with int8 (the two threads' Python parts queue for the GIL while the OS preempts them);
 # `python -m benchmarks.bench_ingest` measures both settings in one run, so switch it on where that says so.
 OVERLAP_MODELS = False
-# Parse with spaCy in a child process at ingest (engine/ingest/parse_process.py): the next batch's parse runs
-# on the other core while this process drafts, embeds and writes (a thread's parse queues for the GIL with
-# the drafting). Implies the parse-ahead of OVERLAP_MODELS at ingest; the stored results are the same (tests
-# compare). Off by default: on a quiet 2-core machine it was 0.8x the speed with int8 (0.97x fp32 at load
-# 3-5), and the child holds a second copy of the model (more RSS, a second or two to start).
-PARSE_IN_PROCESS = False
 # Relational structures (spaCy) are a derived index that follows writes: remember / remember_many / revise
 # and conversation indexing commit a memory with a durable "structure pending" mark and return; whatever
 # reads structures (analogical recall, `structure_of`, re-extraction) first extracts the pending ones (a read

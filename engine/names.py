@@ -4,6 +4,9 @@ resolves what a user typed). Pure text functions: no I/O."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from engine.config import TEXT_FUNCTION_CACHE
 
 
 def word_set(text: str) -> frozenset[str]:
@@ -18,6 +21,7 @@ GENERIC_TERMS = word_set(
     ip id ai ml faq roi okr usd eur q1 q2 q3 q4 h1 h2 p99 cname dns ttl cdn pos tls ssl sso
     """
 )
+@lru_cache(maxsize=TEXT_FUNCTION_CACHE)
 def clean_name(text: str) -> str:
     """A mention as people write it: no leading article, possessive or surrounding punctuation."""
     name = " ".join(text.replace("’", "'").split())
@@ -26,6 +30,7 @@ def clean_name(text: str) -> str:
     return strip_terms(name.strip(" \"'.,;:()[]"))
 
 
+@lru_cache(maxsize=TEXT_FUNCTION_CACHE)
 def normalise(name: str) -> str:
     """The id form of a name: lower case, `&` -> `and`, hyphens and underscores as spaces."""
     text = clean_name(name).lower().replace("&", " and ")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import config
 from engine.analogy.text import structure_of_span
@@ -24,6 +24,7 @@ from engine.ingest.nouns import NOUN_TYPES
 from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
 
 if TYPE_CHECKING:
+    from spacy.language import Language
     from spacy.tokens import Doc, Span, Token
 
 
@@ -97,16 +98,30 @@ class OfflineExtractor:
 
     def parse(self, documents: Sequence[SourceDocument], budget: TimeBudget) -> Parsed:
         """spaCy's parse of every block, batched, each charged to its document's budget. Reads nothing but
-        the documents, so it can run ahead on another thread (spaCy's matrix products release the GIL), or
-        in a process of its own (`config.PARSE_IN_PROCESS`)."""
-        from engine.ingest import parse_process
-
-        blocks = [[block.text for block in doc.blocks] for doc in documents]
-        if config.PARSE_IN_PROCESS:
-            return parse_process.parse(blocks, budget, self.batch_size)
+        the documents, so it can run ahead on another thread (spaCy's matrix products release the GIL)."""
         from engine.ingest.nlp import load
 
-        return list(parse_process.parse_blocks(load(), blocks, budget, self.batch_size))
+        blocks = [[block.text for block in doc.blocks] for doc in documents]
+        return list(parse_blocks(load(), blocks, budget, self.batch_size))
+
+
+def parse_blocks(nlp: Language, blocks: Sequence[Sequence[str]], budget: TimeBudget,
+                 batch_size: int) -> Iterator[tuple[Any, tuple[int, int]]]:
+    """spaCy's parse of every document's blocks, batched, each charged to its document's budget; a document
+    over budget gets no more blocks (spaCy pulls them lazily)."""
+
+    def texts() -> Iterator[tuple[str, tuple[int, int]]]:
+        for d, doc_blocks in enumerate(blocks):
+            for b, text in enumerate(doc_blocks):
+                if d not in budget.over:
+                    yield text, (d, b)
+
+    mark = time.perf_counter()
+    for doc, (d, b) in nlp.pipe(texts(), as_tuples=True, batch_size=batch_size):
+        now = time.perf_counter()
+        if not budget.charge(d, now - mark):
+            yield doc, (d, b)
+        mark = now
 
 
 class Gazetteer:

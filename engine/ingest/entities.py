@@ -13,7 +13,9 @@ import re
 import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from functools import lru_cache
 
+from engine.config import TEXT_FUNCTION_CACHE
 from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
 from engine.store.entities import EntityRecord, EntityRegistry
 
@@ -60,6 +62,7 @@ _STOP_ALIASES = word_set(
     the a an and of new north south east west first global united general
     """
 )
+@lru_cache(maxsize=TEXT_FUNCTION_CACHE)
 def mention_type(text: str, label: str) -> str | None:
     """Registry type of an NER mention, or None when it is not an entity we keep."""
     kind = LABEL_TYPES.get(label)

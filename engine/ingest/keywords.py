@@ -8,7 +8,9 @@ also contribute their initials, so "Data Processing Agreement" meets "DPA".
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+from engine.config import TEXT_FUNCTION_CACHE
 from engine.names import word_set
 
 STOPWORDS = word_set(
@@ -31,6 +33,7 @@ _SUFFIXES = ("ions", "ion", "ments", "ment", "ings", "ing", "ness", "edly", "ed"
 
 
 
+@lru_cache(maxsize=TEXT_FUNCTION_CACHE)
 def stem(word: str) -> str:
     """Lower case, possessive and a common suffix removed, final `e` dropped: violation/violated -> violat."""
     w = word.lower().replace("’", "'")

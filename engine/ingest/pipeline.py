@@ -243,10 +243,6 @@ class _Run:
         if isinstance(self.extractor, OfflineExtractor):
             from engine.ingest.nlp import load
 
-            if config.PARSE_IN_PROCESS:
-                from engine.ingest import parse_process
-
-                parse_process.start()  # the child loads its spaCy while this process loads its own
             load()
         self.tick("loading models", 0, 1)
         self.writer.embed(["warm up"])
@@ -271,7 +267,7 @@ class _Run:
         pending: _Analysed | None = None
         size = config.INGEST_DOCUMENT_BATCH
         chunks = [fresh[start : start + size] for start in range(0, len(fresh), size)]
-        overlap = config.OVERLAP_MODELS or config.PARSE_IN_PROCESS
+        overlap = config.OVERLAP_MODELS
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker, \
                 ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-parse") as parser:
             ahead = [self._parse_ahead(parser, chunk) for chunk in chunks[:2]] if overlap else []

@@ -51,14 +51,7 @@ def test_json_nested_100000_deep_is_skipped_with_a_reason(tmp_path: Path) -> Non
     assert isinstance(result, Skipped) and result.reason.startswith(("cannot be parsed", "not a chat"))
 
 
-@pytest.mark.parametrize("in_process", [False, True], ids=["parse-here", "parse-in-child-process"])
-def test_a_file_over_its_time_budget_is_skipped_and_the_run_goes_on(
-    tmp_path: Path, in_process: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from engine import config
-    from engine.ingest import parse_process
-
-    monkeypatch.setattr(config, "PARSE_IN_PROCESS", in_process)  # the child charges the same budget
+def test_a_file_over_its_time_budget_is_skipped_and_the_run_goes_on(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a-log.md").write_text(generate(0.15), encoding="utf-8")  # about 2,000 sentences: seconds of spaCy
@@ -70,7 +63,6 @@ def test_a_file_over_its_time_budget_is_skipped_and_the_run_goes_on(
         assert summary.documents_indexed == 1
         sources = {m.context.get("source") for m in engine.list_memories(limit=1000)}
         assert sources == {"docs/b-note.md"}  # nothing of the file over budget was stored
-    parse_process.stop()
 
 
 @pytest.mark.parametrize(("args", "env"), [
