@@ -334,9 +334,12 @@ class Indexes:
             if needles is None or _files_hold(_segment_files(index.path), needles):
                 log.info("rebuilding the vector index so forgotten vectors leave its files")
                 index.rebuild(self._store.all_embeddings())
-                for orphan in vector_files.orphan_segment_dirs(index.path):
+                with index.exclusive():
+                    orphans = vector_files.orphan_segment_dirs(index.path)
+                for orphan in orphans:
                     shutil.rmtree(orphan, ignore_errors=True)
-            vector_files.purge_queue(index.path, self._store.existing)
+            with index.exclusive():  # Chroma's file, opened by a second SQLite library in this process
+                vector_files.purge_queue(index.path, self._store.existing)
         self._store.purge_deleted_text()
         with self._lock:
             self._follow()  # nothing the candidate table holds changed

@@ -9,12 +9,13 @@ with no shared state to race on. The extra neighbours are dropped after the quer
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,16 @@ class VectorIndex:
         index.path = None  # the copy is not the data dir's index: erasure has nothing to scrub there
         weakref.finalize(index, shutil.rmtree, snapshot, True)
         return index
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """No call of this index into Chroma runs meanwhile. Held while Chroma's SQLite file is read or
+        rewritten from outside Chroma (engine/store/vector_files.py): Chroma's SQLite is a second copy of the
+        library in this process, and POSIX file locks do not separate two copies in one process (closing one
+        copy's connection even drops the other's locks), so only this lock keeps them from corrupting the file
+        ("database disk image is malformed" under concurrent recalls and an erasing forget)."""
+        with self._lock:
+            yield
 
     def rebuild(self, batches: Iterable[list[tuple[str, np.ndarray]]]) -> None:
         """Drop the collection and fill a new one from `batches` of (id, embedding): the only way to get a
@@ -144,7 +155,8 @@ class VectorIndex:
     def raw_query(self, embedding: np.ndarray, n: int) -> Any:
         """One plain Chroma query, nothing around it: the floor that benchmarks compare recall with."""
         query = np.asarray(embedding, dtype=np.float32).reshape(1, -1)
-        return self._collection.query(query_embeddings=query, n_results=n, include=["distances"])
+        with self._lock:  # uncontended: a few hundred nanoseconds
+            return self._collection.query(query_embeddings=query, n_results=n, include=["distances"])
 
 
 def stored_forms(vector: np.ndarray) -> list[bytes]:

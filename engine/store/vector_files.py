@@ -7,6 +7,10 @@ emptied instead, so its number is never reused), with secure_delete on, then VAC
 file from live content only (cheap: the queue holds at most one flush interval of vectors).
 `orphan_segment_dirs` finds the folders of segments Chroma no longer lists (left on disk when a collection
 is dropped and rebuilt).
+
+Both open `chroma.sqlite3` with Python's SQLite while Chroma has it open with its own copy of the library in
+the same process, where file locks do not separate the two: callers hold `VectorIndex.exclusive()`, so no
+Chroma call of this process runs meanwhile.
 """
 
 from __future__ import annotations

@@ -55,3 +55,48 @@ def test_memories_written_after_a_forget_stay_findable(
     raw = VectorIndex.open_embedded(data_dir / config.VECTOR_DIRNAME)
     assert raw.count() == 2
     assert {n.id for n in raw.query(embedder.encode(["Umbrella lab lease"])[0], 2)} == {kept.id, other.id}
+
+
+def test_erasing_forgets_beside_recalls_in_other_threads_leave_chromas_file_sound(
+    data_dir: Path, embedder: Embedder, clock: ManualClock
+) -> None:
+    """An erasing forget rewrites Chroma's SQLite file with Python's own SQLite while recalls in other threads
+    query Chroma through its copy of the library; file locks do not separate the two copies in one process,
+    so without the index's own lock around the rewrite recalls failed ("database disk image is malformed",
+    "Failed to get segments") within a few forgets."""
+    import threading
+
+    texts = [f"Initech audit note {i}: the {w} ledger was reconciled." for i, w in enumerate("abcdefghijklmnop")]
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
+        engine.remember_many([NewMemory(t) for t in texts])
+        cue = embedder.encode(["Initech ledger audit"])[0]
+        failures: list[BaseException] = []
+        done = threading.Event()
+
+        def recall_until_done() -> None:
+            while not done.is_set():
+                try:
+                    engine.raw_vector_query(cue, 10)
+                except BaseException as exc:  # noqa: BLE001 - collected and asserted on below
+                    failures.append(exc)
+                    return
+
+        readers = [threading.Thread(target=recall_until_done) for _ in range(2)]
+        for r in readers:
+            r.start()
+        try:
+            for n in range(40):
+                if failures:
+                    break
+                drafts = [NewMemory(f"Hooli draft {n}.{k} of the merger memo.") for k in range(3)]
+                written = engine.remember_many(drafts)
+                engine.forget(memory_ids=[written[0].id, written[1].id])
+        finally:
+            done.set()
+            for r in readers:
+                r.join()
+        assert not failures, failures
+        stats = engine.stats()
+        assert stats["memories"] == stats["vector_index"] == len(texts) + 40
+    with sqlite3.connect(data_dir / config.VECTOR_DIRNAME / vector_files.CHROMA_SQLITE) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
