@@ -31,6 +31,9 @@ if TYPE_CHECKING:  # imported where used: a process that never recalls analogica
     from multiprocessing.connection import Connection
 
 _READY = "ready"
+# The child's BLAS on one thread: a cue's matrices are small, and a second BLAS thread spinning for work would
+# take the core the parent's embedding runs on.
+_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _serve(conn: Connection) -> None:
@@ -127,7 +130,8 @@ class CueWorker:
 
         parent, child = socket.socketpair()
         root = str(Path(__file__).resolve().parents[2])  # the directory holding the `engine` package
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
+               **_ONE_THREAD}
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "engine.analogy.cue_worker", str(child.fileno())],

@@ -161,6 +161,8 @@ def stored_forms(vector: np.ndarray) -> list[bytes]:
 def _get_collection(client: Any, name: str) -> Any:
     return client.get_or_create_collection(
         name,
-        configuration={"hnsw": {"space": "cosine", "ef_search": _BASE_EF_SEARCH}},
+        configuration={
+            "hnsw": {"space": "cosine", "ef_search": _BASE_EF_SEARCH, "ef_construction": config.HNSW_EF_CONSTRUCTION}
+        },
         embedding_function=None,
     )

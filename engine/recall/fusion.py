@@ -119,18 +119,21 @@ def _cosines(
     row = {i: n for n, i in enumerate(ids)}
     matrix = inp.embeddings(ids, rows)  # from the candidate table in one step when it is in memory
     cos = matrix @ cue.astype(np.float32, copy=False)
-    cosine = {i: float(cos[row[i]]) for i in pool if i in row}
+    # The pool's members that have rows come first in `ids`, in pool order: their values are a prefix.
+    mine = [i for i in pool if i in row]
+    cosine = dict(zip(mine, cos[: len(mine)].tolist(), strict=True))
     unnamed_cosine: dict[str, float] = {}
     if unnamed:  # a cue that names no entity is its own unnamed form
         unnamed_cosine = cosine
         if inp.unnamed_embedding is not None:
             plain = matrix @ inp.unnamed_embedding.astype(np.float32, copy=False)
-            unnamed_cosine = {i: float(plain[row[i]]) for i in pool if i in row}
+            unnamed_cosine = dict(zip(mine, plain[: len(mine)].tolist(), strict=True))
     if not windows:
         return cosine, {}, unnamed_cosine
-    mine = [i for i in pool if i in row]
+    key = [r[0] for r in (rows[i] for i in ids)]  # each row's episode key, by row number
     members_of = _padded(
-        [[row[i], *(row[n] for n in adjacent.get(i, ()) if n in row and rows[n][0] == rows[i][0])] for i in mine],
+        [[m, *(k for n in adjacent.get(i, ()) if (k := row.get(n)) is not None and key[k] == key[m])]
+         for m, i in enumerate(mine)],
         len(ids),
     )
     summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members_of].sum(axis=1)

@@ -115,6 +115,32 @@ def test_chroma_search_breadth_follows_ef_search(tmp_path: Path) -> None:
         index.delete(ids)
 
 
+def test_a_new_collection_is_built_with_the_configured_effort_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    """config.HNSW_EF_CONSTRUCTION reaches Chroma for new collections; one made with another value (a store
+    from before) still opens, keeps its value and its vectors."""
+    import chromadb
+    import numpy as np
+
+    from engine import config
+    from engine.index.vector import VectorIndex
+
+    fresh = VectorIndex.open_embedded(tmp_path / "fresh")
+    assert fresh._collection.configuration["hnsw"]["ef_construction"] == config.HNSW_EF_CONSTRUCTION
+
+    old_path = tmp_path / "old"
+    client = chromadb.PersistentClient(path=str(old_path), settings=chromadb.Settings(anonymized_telemetry=False))
+    other = config.HNSW_EF_CONSTRUCTION + 36
+    old = client.get_or_create_collection(
+        config.VECTOR_COLLECTION,
+        configuration={"hnsw": {"space": "cosine", "ef_search": 1, "ef_construction": other}},
+        embedding_function=None,
+    )
+    old.upsert(ids=["a", "b"], embeddings=np.eye(2, 384, dtype=np.float32))
+    reopened = VectorIndex.open_embedded(old_path)
+    assert reopened._collection.configuration["hnsw"]["ef_construction"] == other
+    assert [n.id for n in reopened.query(np.eye(1, 384, dtype=np.float32)[0], 1)] == ["a"]
+
+
 def test_temporal_reads_the_timeline_in_order_with_ranges(engine: MemoryEngine, story: dict) -> None:
     chain = [story[k].id for k in ("signed", "changed", "violation", "escalated")]
     results = engine.recall(strategies=["temporal"], entity_id="meridian")
