@@ -281,7 +281,9 @@ class MemoryEngine:
     ) -> IndexSummary:
         from engine.ingest.pipeline import index_paths
 
-        return index_paths(self._writer, paths, progress=progress, extractor=extractor, file_seconds=file_seconds)
+        with self._structures.held():  # the idle worker does not parse beside the ingest's own spaCy
+            return index_paths(self._writer, paths, progress=progress, extractor=extractor,
+                               file_seconds=file_seconds)
 
     def revise(self, memory_id: str, **changes: Any) -> Memory:
         """Change a memory in place (same id); its previous state is kept as a `revision` memory.

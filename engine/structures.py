@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 
 from engine import config
@@ -50,6 +51,7 @@ class StructureFollower:
         self._wake = threading.Condition()
         self._last_write: datetime | None = None
         self._writes = 0  # commits seen: the worker sleeps only if none came since it found nothing pending
+        self._holds = 0  # bulk writes in progress (`held`): no idle time while one runs
         self._closing = False
         self._worker: threading.Thread | None = None
         self._failed: BaseException | None = None
@@ -104,6 +106,20 @@ class StructureFollower:
                 self._start()
             self._wake.notify_all()
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """A bulk write (an ingest) in progress: the pauses between its commits (a batch being analysed) are
+        not idle time, so the worker does not parse beside it; it waits for a pause after the last commit."""
+        with self._wake:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._wake:
+                self._holds -= 1
+                self._last_write = self._clock.now()
+                self._wake.notify_all()
+
     def start_if_pending(self) -> None:
         """Start the worker when the store holds pending structures (a server opening an earlier store)."""
         if not self._store.read_only and self.pending():
@@ -137,6 +153,8 @@ class StructureFollower:
 
     def _idle_for(self) -> float:
         """Seconds left before the engine counts as idle (0: idle now)."""
+        if self._holds:
+            return config.STRUCTURE_IDLE_SECONDS
         if self._last_write is None:
             return 0.0
         quiet = (self._clock.now() - self._last_write).total_seconds()

@@ -164,6 +164,32 @@ def test_the_idle_worker_empties_the_queue_once_writes_pause(
     assert engine.structure_of(again.id)["features"]
 
 
+def test_an_ingest_holds_the_idle_worker_until_it_ends(
+    engine: MemoryEngine, clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pauses between an ingest's commits are not idle time: the worker does not parse beside it."""
+    monkeypatch.setattr(config, "STRUCTURE_IDLE_SECONDS", 30.0)
+    _remember(engine, defer=True, monkeypatch=monkeypatch)
+    follower = engine._structures  # noqa: SLF001 - the worker's idea of idle time is what is under test
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe vendor renewed the contract because the price fell.\n")
+    idle_left: list[float] = []
+
+    def progress(phase: str, done: int, total: int) -> None:
+        clock.advance(seconds=31)  # longer than the idle pause since any write
+        follower.nudge()
+        idle_left.append(follower._idle_for())  # noqa: SLF001
+
+    engine.ingest([folder], progress=progress)
+    assert idle_left and all(left == 30.0 for left in idle_left)
+    assert engine.pending_structures() == len(TEXTS)  # nothing extracted during the ingest
+    assert follower._idle_for() == 30.0  # noqa: SLF001 - the pause starts when the ingest ends
+    clock.advance(seconds=31)
+    follower.nudge()
+    _wait_for(lambda: engine.pending_structures() == 0)
+
+
 def test_close_stops_the_worker_promptly_and_what_is_left_stays_pending(
     data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
