@@ -15,10 +15,10 @@ RECORDS_FILENAME = "records.sqlite3"
 VECTOR_DIRNAME = "chroma"
 VECTOR_COLLECTION = "memories"
 # HNSW graph build effort for a new vector collection (Chroma's default is 100; pgvector's 64). Measured at
-# 100k real MiniLM embeddings on 2 cores: inserting 256 vectors took about half as long at 64 as at 100
-# (Chroma's insert is most of what a batched remember adds to its encode), while recall@10 at ef_search 50
-# against exact search moved from 0.988 to 0.983 (two builds each). A collection keeps the value it was made
-# with: Chroma cannot change it afterwards, so stores made before keep 100.
+# 100k real MiniLM embeddings on a quiet 2-core machine (two builds each): inserting 256 vectors took 88 ms
+# instead of 138 (Chroma's insert is most of what a batched remember adds to its encode), a query for 100
+# neighbours 2.5 ms instead of 3.0, recall@10 at ef_search 50 against exact search 0.993 instead of 0.997.
+# A collection keeps the value it was made with (Chroma cannot change it), so stores made before keep 100.
 HNSW_EF_CONSTRUCTION = 64
 # Files uploaded through the workbench, kept under the data dir; deleted once no memory comes from them.
 UPLOADS_DIRNAME = "uploads"
@@ -106,21 +106,6 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
-# The cue's spaCy parse (analogical recall) in a child process (engine/analogy/cue_worker.py) instead of a thread
-# beside the cue's embedding: started on an engine's first analogical recall (cues are parsed in this process
-# until it is ready), stopped when the last engine using it closes. Off by default: on this 2-core machine at
-# load 4-7 (never quiet while measured) it gave no gain at 100k (all four 3.08x vs 3.04x in-process, one
-# run) and a 12-word cue's round trip took 20-23 ms vs 16-19 ms parsed here (waking two processes on busy
-# cores); the embedding beside an in-process parse was no slower (12.0 vs 12.4 ms), so the GIL was not what
-# slowed it there. `HEBBS_CUE_WORKER=1` turns it on, e.g. for an A/B of `make bench` on a quiet machine.
-CUE_WORKER_ENV = "HEBBS_CUE_WORKER"
-CUE_WORKER = os.environ.get(CUE_WORKER_ENV, "").strip() == "1"
-# A cue the child has not answered within this many seconds is parsed here and the child is replaced.
-CUE_WORKER_TIMEOUT_SECONDS = 10.0
-# After this many children died or stalled in one process, cues are parsed here for good.
-CUE_WORKER_MAX_FAILURES = 3
-# How long `close()` waits for the child to exit before killing it.
-CUE_WORKER_STOP_SECONDS = 2.0
 # Results of the pure word functions ingestion calls for every token or mention (names.normalise / clean_name,
 # keywords.stem, entities.mention_type), kept per distinct input: the same words recur all through a corpus.
 TEXT_FUNCTION_CACHE = 65536

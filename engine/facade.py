@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine import config
-from engine.analogy import cue_worker
-from engine.analogy.text import EXTRACTOR_META_KEY, EpisodeExtractor, StructureExtractor, extractor_named
+from engine.analogy.text import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
@@ -160,7 +159,6 @@ class MemoryEngine:
         self._lock = threading.Lock()
         self._structures_checked = False  # stale structures are re-extracted before the first analogical recall
         self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
-        self._uses_cue_worker = False  # this engine holds the shared cue-parse child (released at close)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
@@ -183,9 +181,6 @@ class MemoryEngine:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        if self._uses_cue_worker:
-            self._uses_cue_worker = False
-            cue_worker.WORKER.release()
         self._store.close()
         self._owner.release()
 
@@ -568,12 +563,12 @@ class MemoryEngine:
             self._structures.catch_up()  # the read barrier: no pending structure is missed
             if not self._structures_checked:
                 self.reextract_structures()
-            # The cue's parse (spaCy) overlaps its embedding (onnxruntime). Only analogical recall waits for
-            # it; the other strategies run meanwhile.
-            parsing = self._strategy_pool().submit(self._parse_cue, request.cue)
+            # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their
+            # kernels. Only analogical recall waits for it; the other strategies run meanwhile.
+            parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
 
             def cue_parse() -> dict[str, Any]:
-                return parsing.result()
+                return parsing.result()[0]
         if request.needs_cue_embedding:
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
         cue_embedding, unnamed_embedding = self._cue_embeddings(request)
@@ -594,20 +589,6 @@ class MemoryEngine:
             unnamed_embedding=unnamed_embedding,
         )
         return inputs
-
-    def _parse_cue(self, cue: str) -> dict[str, Any]:
-        """The cue's structure: from the cue-parse child (engine/analogy/cue_worker.py) when the extractor is
-        the default one and the child is ready and free, else parsed here. Both give the same dict."""
-        extractor = self._writer.extractor
-        if config.CUE_WORKER and type(extractor) is EpisodeExtractor:
-            with self._lock:
-                if not self._uses_cue_worker:
-                    self._uses_cue_worker = True
-                    cue_worker.WORKER.acquire()
-            structure = cue_worker.WORKER.parse(cue)
-            if structure is not None:
-                return structure
-        return extractor.extract([cue])[0]
 
     def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
