@@ -21,6 +21,8 @@ GENERIC_TERMS = word_set(
     ip id ai ml faq roi okr usd eur q1 q2 q3 q4 h1 h2 p99 cname dns ttl cdn pos tls ssl sso
     """
 )
+
+
 @lru_cache(maxsize=TEXT_FUNCTION_CACHE)
 def clean_name(text: str) -> str:
     """A mention as people write it: no leading article, possessive or surrounding punctuation."""

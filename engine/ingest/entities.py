@@ -62,6 +62,8 @@ _STOP_ALIASES = word_set(
     the a an and of new north south east west first global united general
     """
 )
+
+
 @lru_cache(maxsize=TEXT_FUNCTION_CACHE)
 def mention_type(text: str, label: str) -> str | None:
     """Registry type of an NER mention, or None when it is not an entity we keep."""
