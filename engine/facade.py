@@ -666,15 +666,13 @@ class MemoryEngine:
         now = self.clock.now()
         inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
         ranked = []
-        for i in _contenders(best, inputs, now, weights, top_k):
-            relevance = best[i]
-            if i in inputs:
-                importance, created_us, access_count = inputs[i]
-                created = from_micros(created_us)
-                assert created is not None
-                signals = scoring.signals_from(relevance, created, importance, access_count, now)
-                score = scoring.composite(signals, weights)
-                ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
+        for i in _contenders(best, inputs, now, weights, top_k):  # only ids `inputs` still has
+            importance, created_us, access_count = inputs[i]
+            created = from_micros(created_us)
+            assert created is not None
+            signals = scoring.signals_from(best[i], created, importance, access_count, now)
+            score = scoring.composite(signals, weights)
+            ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
         ranked.sort(key=lambda r: r[0])
         winners = ranked[:top_k]
         memories = self._store.get_many([i for *_, i in winners])
