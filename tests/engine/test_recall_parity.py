@@ -31,6 +31,7 @@ from engine.recall import fusion, scoring, strategies
 from engine.recall.lexical_query import terms
 from engine.store import fulltext
 from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
+from tests.engine.concurrency import failures_beside
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 CHATS = sorted(SAMPLE.rglob("*.json"))
@@ -376,30 +377,16 @@ def test_all_four_searches_the_vector_index_once_and_seeds_causal_with_the_neare
 def test_recalls_while_this_engine_writes_and_forgets_see_a_consistent_table(store_engine: MemoryEngine) -> None:
     """The followed table is shared with recalls in flight: rows are appended (the matrix grows) and retired
     while fused recalls read it from other threads. None may fail, and afterwards recalls equal the plain reads."""
-    import threading
-
     engine = store_engine
     speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
     assert engine._indexes.candidates() is not None  # noqa: SLF001 - the shared table is what is under test
-    failures: list[BaseException] = []
-    done = threading.Event()
 
-    def recall_until_done() -> None:
-        n = 0
-        while not done.is_set() or n < 3:
-            try:
-                engine.retrieve(build_request(CUES[n % len(CUES)], top_k=10, preset="recommended"))
-                engine.retrieve(build_request(CUES[n % len(CUES)], top_k=10, strategies=ALL_FOUR,
-                                              entity_id=speaker, max_depth=5))
-            except BaseException as exc:  # noqa: BLE001 - collected and asserted on below
-                failures.append(exc)
-                return
-            n += 1
+    def recall(n: int) -> None:
+        engine.retrieve(build_request(CUES[n % len(CUES)], top_k=10, preset="recommended"))
+        engine.retrieve(build_request(CUES[n % len(CUES)], top_k=10, strategies=ALL_FOUR,
+                                      entity_id=speaker, max_depth=5))
 
-    readers = [threading.Thread(target=recall_until_done) for _ in range(2)]
-    for r in readers:
-        r.start()
-    try:
+    def write() -> None:
         for round_ in range(6):
             written = engine.remember_many([
                 {"content": f"Webhook incident follow-up {round_}.{k}: the retry queue and the contract terms",
@@ -408,10 +395,8 @@ def test_recalls_while_this_engine_writes_and_forgets_see_a_consistent_table(sto
             ])
             engine.add_edge(written[0].id, written[1].id, "followed_by")
             engine.forget(memory_ids=[written[2].id, written[3].id])
-    finally:
-        done.set()
-        for r in readers:
-            r.join()
+
+    failures = failures_beside(recall, write, min_reads=3)
     assert not failures, failures
     # (Whether the table was followed or rebuilt depends on how commits interleaved: the recalls' own
     # structure catch-ups commit too; either way it must give the same recalls as the plain reads.)

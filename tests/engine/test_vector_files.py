@@ -12,6 +12,7 @@ from engine.clock import ManualClock
 from engine.embedding import Embedder
 from engine.index.vector import VectorIndex
 from engine.store import vector_files
+from tests.engine.concurrency import failures_beside
 
 
 def _queue(path: Path) -> list[tuple[int, str]]:
@@ -64,37 +65,18 @@ def test_erasing_forgets_beside_recalls_in_other_threads_leave_chromas_file_soun
     query Chroma through its copy of the library; file locks do not separate the two copies in one process,
     so without the index's own lock around the rewrite recalls failed ("database disk image is malformed",
     "Failed to get segments") within a few forgets."""
-    import threading
-
     texts = [f"Initech audit note {i}: the {w} ledger was reconciled." for i, w in enumerate("abcdefghijklmnop")]
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
         engine.remember_many([NewMemory(t) for t in texts])
         cue = embedder.encode(["Initech ledger audit"])[0]
-        failures: list[BaseException] = []
-        done = threading.Event()
 
-        def recall_until_done() -> None:
-            while not done.is_set():
-                try:
-                    engine.raw_vector_query(cue, 10)
-                except BaseException as exc:  # noqa: BLE001 - collected and asserted on below
-                    failures.append(exc)
-                    return
-
-        readers = [threading.Thread(target=recall_until_done) for _ in range(2)]
-        for r in readers:
-            r.start()
-        try:
+        def write() -> None:
             for n in range(40):
-                if failures:
-                    break
                 drafts = [NewMemory(f"Hooli draft {n}.{k} of the merger memo.") for k in range(3)]
                 written = engine.remember_many(drafts)
                 engine.forget(memory_ids=[written[0].id, written[1].id])
-        finally:
-            done.set()
-            for r in readers:
-                r.join()
+
+        failures = failures_beside(lambda n: engine.raw_vector_query(cue, 10), write)
         assert not failures, failures
         stats = engine.stats()
         assert stats["memories"] == stats["vector_index"] == len(texts) + 40
