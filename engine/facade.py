@@ -13,12 +13,12 @@ import errno
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -59,7 +59,7 @@ from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
-from engine.recall.fusion import FusionFrame, fuse
+from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import with_matched_terms
 from engine.recall.registry import STRATEGIES
@@ -531,11 +531,7 @@ class MemoryEngine:
         """Recall without counting it: the candidates, scored and ranked. Notebooks and benchmarks use it."""
         inputs = self._recall_inputs(request)
         request = inputs.request
-        if request.fused:
-            candidates = self._fused_candidates(inputs)
-        else:
-            hit_lists = self._run_strategies(inputs)
-            candidates = _best_of(hit_lists)
+        candidates = self._fused_candidates(inputs) if request.fused else _best_of(self._run_strategies(inputs))
         results = self._rank(candidates, request.scoring_weights, request.top_k)
         if Strategy.LEXICAL in request.strategies:
             results = with_matched_terms(results, self._store, request.cue)
@@ -608,12 +604,12 @@ class MemoryEngine:
             return [STRATEGIES[strategies[0]](inputs)]
         return list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), strategies))
 
-    def _fused_candidates(self, inputs: RecallInputs) -> dict[str, tuple[float, list[StrategyDetail]]]:
-        """Several strategies' evidence added up (engine/recall/fusion.py)."""
+    def _fused_candidates(self, inputs: RecallInputs) -> Candidates:
+        """Several strategies' evidence added up (engine/recall/fusion.py); details only for the winners."""
         request = inputs.request
         limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
-        fused = fuse(inputs, self._fused_hits(inputs), request.fusion, limit)
-        return {f.id: (f.relevance, list(f.details)) for f in fused}
+        fusion = fused(inputs, self._fused_hits(inputs), request.fusion, limit)
+        return Candidates(dict(zip(fusion.ids, fusion.relevance, strict=True)), fusion.details)
 
     def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, list[Hit]]:
         """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
@@ -653,16 +649,13 @@ class MemoryEngine:
                 self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
             return self._pool
 
-    def _rank(
-        self, candidates: Mapping[str, tuple[float, list[StrategyDetail]]], weights: scoring.ScoringWeights, top_k: int
-    ) -> list[RecallResult]:
-        """Score and cut to top_k, reading whole memories for the winners only.
+    def _rank(self, candidates: Candidates, weights: scoring.ScoringWeights, top_k: int) -> list[RecallResult]:
+        """Score and cut to top_k, reading whole memories (and building strategy details) for the winners only.
 
         A candidate's score needs just its importance, created_at and access_count: a temporal pool of
         hundreds is scored from those and only the top_k are read and parsed in full.
         """
-        best = {i: relevance for i, (relevance, _) in candidates.items()}
-        details = {i: d for i, (_, d) in candidates.items()}
+        best = candidates.relevance
         now = self.clock.now()
         inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
         ranked = []
@@ -676,6 +669,7 @@ class MemoryEngine:
         ranked.sort(key=lambda r: r[0])
         winners = ranked[:top_k]
         memories = self._store.get_many([i for *_, i in winners])
+        details = candidates.details([i for *_, i in winners if i in memories])
         return [
             RecallResult(memories[i], score, signals, tuple(details[i]))
             for _, score, signals, i in winners
@@ -695,6 +689,14 @@ class MemoryEngine:
         """The benchmark hook: one plain Chroma query on this store's collection, nothing around it. The
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
+
+
+class Candidates(NamedTuple):
+    """What the composite score ranks: each candidate's relevance, and its strategies' details on demand (a
+    fused recall builds them for the few winners only)."""
+
+    relevance: Mapping[str, float]
+    details: Callable[[Collection[str]], Mapping[str, Sequence[StrategyDetail]]]
 
 
 # Bound on the difference between numpy's composite score and the exact one (float rounding, about 1e-15).
@@ -721,11 +723,11 @@ def _contenders(
     return [ids[n] for n in np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()]
 
 
-def _best_of(hit_lists: Sequence[list[Hit]]) -> dict[str, tuple[float, list[StrategyDetail]]]:
+def _best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
     """One strategy's hits as candidates (de-duplicated by id, keeping the highest relevance)."""
     out: dict[str, tuple[float, list[StrategyDetail]]] = {}
     for hits in hit_lists:
         for h in hits:
             relevance, details = out.get(h.id, (0.0, []))
             out[h.id] = (max(relevance, h.relevance), [*details, h.detail])
-    return out
+    return Candidates({i: r for i, (r, _) in out.items()}, lambda ids: {i: out[i][1] for i in ids})

@@ -98,6 +98,12 @@ class CandidateTable:
                     out.setdefault(n, set()).add(i)
         return out
 
+    def neighbours(self, ids: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """Every followed_by neighbour (both directions) of each of the ids that has one: the table's own
+        tuples, shared (never changed in place), so nothing is built per id."""
+        adjacent = self._adjacent
+        return {i: linked for i in ids if (linked := adjacent.get(i))}
+
     def nearest(self, cue: np.ndarray, k: int) -> list[Neighbour]:
         """The k stored embeddings nearest the cue by cosine distance, exactly (ties: by id)."""
         if k <= 0 or not self.slot:
