@@ -85,6 +85,10 @@ class Indexes:
 
         def open_index() -> None:
             try:
+                if self._vector_source is None:
+                    # The import (most of the wait) outside the indexes' lock: the timeline and the cue's
+                    # embedding, which need that lock, are built meanwhile instead of queueing behind it.
+                    import chromadb  # noqa: F401
                 self.vectors  # noqa: B018 - the property opens and reconciles the index
             except Exception as exc:  # noqa: BLE001 - the first use reopens it and raises there
                 log.debug("vector index not opened ahead of its first use: %s", exc)
