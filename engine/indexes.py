@@ -75,6 +75,10 @@ class Indexes:
                 self._vectors = index
             return self._vectors
 
+    @property
+    def vectors_open(self) -> bool:
+        return self._vectors is not None
+
     def open_vectors_meanwhile(self) -> threading.Thread | None:
         """Open the vector index on a side thread (None if it is open already). Importing Chroma takes
         seconds of a cold start; begun before the model loads or spaCy analyses, the two overlap (the model's
