@@ -565,7 +565,7 @@ class MemoryEngine:
 
             def cue_parse() -> dict[str, Any]:
                 return parsing.result()[0]
-        if request.needs_cue_embedding:
+        if request.needs_cue_embedding and not self._indexes.vectors_open and not self._searches_exactly(request):
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
         cue_embedding, unnamed_embedding = self._cue_embeddings(request)
         indexes = self._indexes
@@ -585,6 +585,12 @@ class MemoryEngine:
             unnamed_embedding=unnamed_embedding,
         )
         return inputs
+
+    def _searches_exactly(self, request: RecallRequest) -> bool:
+        """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),
+        so it never touches the vector index: a cold `hebbs recall` then does not import Chroma at all."""
+        fusion = request.fusion
+        return request.fused and fusion.exact_search and self._store.count() <= config.EXACT_SEARCH_MAX_MEMORIES
 
     def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
