@@ -66,7 +66,7 @@ from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
-from engine.store.records import RecordStore, from_micros, to_micros
+from engine.store.records import RecordStore, ScoreInputs, from_micros, to_micros
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
@@ -664,12 +664,14 @@ class MemoryEngine:
         best = candidates.relevance
         now = self.clock.now()
         inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
+        relevance = np.array([best[i] for i in inputs.ids], dtype=np.float64)
         ranked = []
-        for i in _contenders(best, inputs, now, weights, top_k):  # only ids `inputs` still has
-            importance, created_us, access_count = inputs[i]
-            created = from_micros(created_us)
+        for n in _contenders(relevance, inputs, now, weights, top_k):
+            i = inputs.ids[n]
+            created = from_micros(int(inputs.created_us[n]))
             assert created is not None
-            signals = scoring.signals_from(best[i], created, importance, access_count, now)
+            signals = scoring.signals_from(best[i], created, float(inputs.importance[n]), int(inputs.access_count[n]),
+                                           now)
             score = scoring.composite(signals, weights)
             ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
         ranked.sort(key=lambda r: r[0])
@@ -710,23 +712,21 @@ _SCORE_SLACK = 1e-9
 
 
 def _contenders(
-    best: Mapping[str, float], inputs: Mapping[str, tuple[float, int, int]], now: datetime,
-    weights: scoring.ScoringWeights, top_k: int,
-) -> list[str]:
-    """The candidates that can be among the `top_k`: a pool of hundreds is scored at once in numpy and only
-    those within `_SCORE_SLACK` of the k-th best numpy score are scored exactly (and tie-broken) in Python.
-    Exact: every one of the true top_k scores at least the k-th best exact score, which is within the slack
-    of the k-th best numpy score, so the ranking and scores are those of scoring every candidate exactly."""
-    ids = [i for i in best if i in inputs]
-    if len(ids) <= 2 * top_k:
-        return ids
-    columns = np.array([inputs[i] for i in ids], dtype=np.float64)
+    relevance: np.ndarray, inputs: ScoreInputs, now: datetime, weights: scoring.ScoringWeights, top_k: int
+) -> list[int]:
+    """Positions (in `inputs`) of the candidates that can be among the `top_k` (`relevance`: each one's, in the
+    same order): the pool is scored at once in numpy and only those within `_SCORE_SLACK` of the k-th best
+    numpy score are scored exactly (and tie-broken) in Python. Exact: every one of the true top_k scores at
+    least the k-th best exact score, which is within the slack of the k-th best numpy score, so the ranking
+    and scores are those of scoring every candidate exactly."""
+    count = len(inputs.ids)
+    if count <= 2 * top_k:
+        return list(range(count))
     approx = scoring.composite_arrays(
-        np.array([best[i] for i in ids], dtype=np.float64), columns[:, 1].astype(np.int64), columns[:, 0],
-        columns[:, 2], to_micros(now), weights,
+        relevance, inputs.created_us, inputs.importance, inputs.access_count, to_micros(now), weights
     )
-    kth = float(np.partition(approx, len(ids) - top_k)[len(ids) - top_k])
-    return [ids[n] for n in np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()]
+    kth = float(np.partition(approx, count - top_k)[count - top_k])
+    return np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()
 
 
 def _best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:

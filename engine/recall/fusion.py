@@ -72,11 +72,11 @@ def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
     return out
 
 
-def _zscores(column: np.ndarray) -> np.ndarray:
-    std = float(column.std())
-    if std == 0.0:
-        return np.zeros(len(column))
-    return (column - float(column.mean())) / std
+def _zscores(raw: np.ndarray) -> np.ndarray:
+    """Each column's per-query z-scores (a constant column: all 0). On a column-major matrix each column's
+    mean and deviation are summed exactly as a single column's would be."""
+    mean, std = raw.mean(axis=0), raw.std(axis=0)
+    return np.divide(raw - mean, std, out=np.zeros_like(raw), where=std != 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +258,10 @@ def frame(
     if entities and Strategy.LEXICAL in hit_lists:
         names.append("entity_named")
         columns.append(_column(entity_named(inp, {i: rows[i].entity_id for i in pool}), row, size, True))
-    raw = np.column_stack(columns) if columns else np.zeros((size, 0))
-    z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
+    raw = np.empty((size, len(columns)), dtype=np.float64, order="F")  # column-major: each signal contiguous
+    for n, column in enumerate(columns):
+        raw[:, n] = column
+    z = np.ascontiguousarray(_zscores(raw))  # row-major, as the weighted sum has always read it
     if smoothing:
         neighbours = _padded([[row[n] for n in near[m] if n in row] for m in range(size)], -1)
         episodes = {k: g for g, k in enumerate(dict.fromkeys(key))}
