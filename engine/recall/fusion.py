@@ -152,6 +152,26 @@ def _links(inp: RecallInputs, ids: Sequence[str]) -> dict[str, Collection[str]]:
     return {i: linked for i in ids if (linked := read.get(i))}
 
 
+def _read(
+    inp: RecallInputs, pool: Sequence[str], outside: Sequence[str], embed: bool
+) -> tuple[list[str], int, list[str], list[str | None], np.ndarray | None]:
+    """Of the pool and the window's outside neighbours, those that exist (pool first) and how many of them are
+    the pool's, with each one's episode key and entity and, when `embed`, its embedding (one row each): from
+    the candidate table by row number when it is in memory (one id lookup each), else one read of the store."""
+    table = inp.table()
+    if table is not None:
+        mine, theirs = table.locate(pool), table.locate(outside)
+        ids, rows = mine[0] + theirs[0], mine[1] + theirs[1]
+        matrix = table.embeddings_at(rows) if embed and ids else None
+        return ids, len(mine[0]), table.episodes_at(rows), table.entities_at(rows), matrix
+    read = inp.rows([*pool, *outside])
+    kept = [i for i in pool if i in read]
+    ids = kept + [i for i in outside if i in read]
+    found = [read[i] for i in ids]
+    matrix = inp.embeddings(ids, read) if embed and ids else None
+    return ids, len(kept), [r.episode for r in found], [r.entity_id for r in found], matrix
+
+
 def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, absent_is_zero: bool) -> np.ndarray:
     """One signal as a column over the pool: a candidate the signal has no value for gets 0 (`absent_is_zero`)
     or the signal's lowest value (over every id it scored, the pool's or not)."""
@@ -193,28 +213,27 @@ def frame(
     if windows and cue is not None:  # the window vectors need the pool's neighbours too
         known.update(extra)
         outside = sorted({n for i in pool for n in links.get(i, ()) if n not in known and n not in excluded})
-    # One read for every candidate: episode key and entity (also drops anything forgotten meanwhile).
-    rows = inp.rows([*pool, *outside])
-    pool = [i for i in pool if i in rows]
-    if not pool:
+    cue_read = cue is not None
+    # One read for every candidate: episode key, entity, embedding (also drops anything forgotten meanwhile).
+    ids, size, episode, entity, matrix = _read(inp, pool, outside, cue_read)
+    if not size:
         return EMPTY_FRAME
-    size = len(pool)
-    row = {i: n for n, i in enumerate(pool)}
-    key = [rows[i].episode for i in pool]
+    pool = ids[:size]
+    at = {i: n for n, i in enumerate(ids)}  # a hit is a pool member: its position is below `size`
+    key = episode[:size]
     # Each candidate's same-episode neighbours that exist, in id order (the window's and smoothing's members).
-    near: list[list[str]] = []
-    if smoothing or (windows and cue is not None):
-        for i, k in zip(pool, key, strict=True):
+    near: list[list[int]] = [[] for _ in range(size)]
+    if smoothing or (windows and cue_read):
+        for m, i in enumerate(pool):
             linked = links.get(i, ())
-            near.append([n for n in sorted(linked) if (r := rows.get(n)) is not None and r.episode == k]
-                        if linked else [])
+            if linked:
+                k = key[m]
+                near[m] = [n for x in sorted(linked) if (n := at.get(x, -1)) >= 0 and episode[n] == k]
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
     cosine: np.ndarray | None = None
     window: np.ndarray | None = None
     plain: np.ndarray | None = None
-    if cue is not None:
-        ids = [*pool, *(i for i in outside if i in rows)]
-        matrix = inp.embeddings(ids, rows)  # from the candidate table in one step when it is in memory
+    if cue is not None and matrix is not None:
         cos = matrix @ cue.astype(np.float32, copy=False)
         cosine = cos[:size].astype(np.float64)
         if unnamed:  # a cue that names no entity is its own unnamed form
@@ -222,8 +241,7 @@ def frame(
             if inp.unnamed_embedding is not None:
                 plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
         if windows:
-            at = {i: n for n, i in enumerate(ids)}
-            members_of = _padded([[m, *(at[n] for n in near[m] if n in at)] for m in range(size)], len(ids))
+            members_of = _padded([[m, *near[m]] for m in range(size)], len(ids))
             window = _window_cosines(matrix, cos, members_of)
     names: list[str] = []
     columns: list[np.ndarray] = []
@@ -233,7 +251,7 @@ def frame(
             if cosine is not None:
                 columns.append(cosine)
             else:
-                columns.append(_column({h.id: h.relevance for h in hits}, row, size, False))
+                columns.append(_column({h.id: h.relevance for h in hits}, at, size, False))
             if window is not None:
                 names.append("similarity_window")
                 columns.append(window)
@@ -242,28 +260,28 @@ def frame(
                 columns.append(plain)
         elif strategy == Strategy.LEXICAL:
             names += ["lexical", "lexical_window"]
-            columns.append(_column({h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}, row, size, True))
-            columns.append(_column({h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}, row, size,
+            columns.append(_column({h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}, at, size, True))
+            columns.append(_column({h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}, at, size,
                                    True))
         else:
             names.append(strategy.value)
             if strategy in (Strategy.CAUSAL, Strategy.TEMPORAL) and cosine is not None:
                 # earned through the cue: its cosine (0 for a hit no longer in the pool) times the relevance
                 own = cosine.tolist()
-                values = {h.id: max(0.0, own[n] if (n := row.get(h.id)) is not None else 0.0) * h.relevance
+                values = {h.id: max(0.0, own[p] if (p := at.get(h.id)) is not None else 0.0) * h.relevance
                           for h in hits}
             else:
                 values = {h.id: h.relevance for h in hits}
-            columns.append(_column(values, row, size, False))
+            columns.append(_column(values, at, size, False))
     if entities and Strategy.LEXICAL in hit_lists:
         names.append("entity_named")
-        columns.append(_column(entity_named(inp, {i: rows[i].entity_id for i in pool}), row, size, True))
+        columns.append(_column(entity_named(inp, dict(zip(pool, entity, strict=False))), at, size, True))
     raw = np.empty((size, len(columns)), dtype=np.float64, order="F")  # column-major: each signal contiguous
     for n, column in enumerate(columns):
         raw[:, n] = column
     z = np.ascontiguousarray(_zscores(raw))  # row-major, as the weighted sum has always read it
     if smoothing:
-        neighbours = _padded([[row[n] for n in near[m] if n in row] for m in range(size)], -1)
+        neighbours = _padded([[n for n in near[m] if n < size] for m in range(size)], -1)
         episodes = {k: g for g, k in enumerate(dict.fromkeys(key))}
         group = np.array([episodes[k] for k in key], dtype=np.int64)
         grouped = np.array([k != NO_EPISODE for k in key], dtype=bool)
