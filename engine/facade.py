@@ -168,7 +168,7 @@ class MemoryEngine:
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
             ListRequest: self._list,
-            StatsRequest: lambda r: self._stats(),
+            StatsRequest: self._stats,
             NeighbourhoodRequest: self._neighbourhood,
             RecallRequest: lambda r: RecallResponse(tuple(self._recall(r))),
             PrimeRequest: lambda r: RecallResponse(tuple(self._prime(r))),
@@ -203,6 +203,11 @@ class MemoryEngine:
         let the idle worker extract structures an earlier writer left pending."""
         self._indexes.warm()
         self._structures.start_if_pending()
+
+    def open_vector_index_meanwhile(self) -> None:
+        """Start opening the vector index (importing Chroma takes seconds) on a side thread and return at once:
+        an interactive front end calls it once its first page is drawn, so a later search does not wait."""
+        self._indexes.open_vectors_meanwhile()
 
     # --- the request model -------------------------------------------------------------------------------
     def handle(self, request: Request) -> Response:
@@ -422,15 +427,16 @@ class MemoryEngine:
         """Embeddings of texts with the store's model (unit length, one row per text)."""
         return self._writer.embed(list(texts))
 
-    def stats(self) -> dict[str, int]:
-        """Counts from each store; `vector_index` is read from Chroma itself so a mismatch would show."""
-        with store_errors():
-            return self._stats().to_dict()
+    def stats(self, vector_index: bool = True) -> dict[str, int | None]:
+        """Counts from each store; `vector_index` is read from Chroma itself so a mismatch would show (left out,
+        None, with `vector_index=False`: then nothing opens the vector index)."""
+        response: StatsResponse = self.handle(StatsRequest(vector_index=vector_index))
+        return response.to_dict()
 
-    def _stats(self) -> StatsResponse:
+    def _stats(self, request: StatsRequest) -> StatsResponse:
         return StatsResponse(
             memories=self._store.count(),
-            vector_index=self._indexes.vectors.count(),
+            vector_index=self._indexes.vectors.count() if request.vector_index else None,
             edges=self._store.count_edges(),
             entities=self._store.count_entities(),
             structures_pending=self._structures.pending(),
