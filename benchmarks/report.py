@@ -250,6 +250,13 @@ def _targets_section(perf: dict[str, Any]) -> list[str]:
             f"on {cold['cores']} cores. Target: under 2 s on a quiet machine; on a loaded one the CPU time is "
             "the better guide, as wall time includes waiting for a core."
         )
+        large = cold.get("large_store")
+        if large:
+            lines.append(
+                f"- Cold start on a store past the exact-search limit ({large['command']}): wall p50 "
+                f"{large['wall_s_p50']} s (best {large['wall_s_min']} s), CPU p50 {large['cpu_s_p50']} s; load "
+                f"average before/after {large['load_average_before'][0]}/{large['load_average_after'][0]}."
+            )
     for note in perf.get("notes", []):
         lines.append(f"- {note}")
     lines.append("")

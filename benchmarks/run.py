@@ -107,7 +107,7 @@ def _perf(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     if args.cold_runs > 0 and not args.smoke:
         from benchmarks import cold_start
 
-        result["cold_start"] = cold_start.run(args.cold_runs)
+        result["cold_start"] = cold_start.run(args.cold_runs, large=True)
     result["targets"] = targets.check(result["results"], result["sizes"])
     result["settings"] = {k: v for k, v in vars(settings).items() if k not in ("work_dir", "extra")}
     result["settings"]["embedding_backend"] = getattr(model, "backend", "?")

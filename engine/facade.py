@@ -13,12 +13,12 @@ import errno
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -59,14 +59,14 @@ from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
 from engine.recall import scoring
-from engine.recall.fusion import FusionFrame, fuse
+from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import with_matched_terms
 from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import CueReading, Hit, RecallInputs, no_cue, read_cue
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
-from engine.store.records import RecordStore, from_micros, to_micros
+from engine.store.records import RecordStore, ScoreInputs, from_micros, to_micros
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
@@ -168,7 +168,7 @@ class MemoryEngine:
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
             ListRequest: self._list,
-            StatsRequest: lambda r: self._stats(),
+            StatsRequest: self._stats,
             NeighbourhoodRequest: self._neighbourhood,
             RecallRequest: lambda r: RecallResponse(tuple(self._recall(r))),
             PrimeRequest: lambda r: RecallResponse(tuple(self._prime(r))),
@@ -203,6 +203,11 @@ class MemoryEngine:
         let the idle worker extract structures an earlier writer left pending."""
         self._indexes.warm()
         self._structures.start_if_pending()
+
+    def open_vector_index_meanwhile(self) -> None:
+        """Start opening the vector index (importing Chroma takes seconds) on a side thread and return at once:
+        an interactive front end calls it once its first page is drawn, so a later search does not wait."""
+        self._indexes.open_vectors_meanwhile()
 
     # --- the request model -------------------------------------------------------------------------------
     def handle(self, request: Request) -> Response:
@@ -422,15 +427,16 @@ class MemoryEngine:
         """Embeddings of texts with the store's model (unit length, one row per text)."""
         return self._writer.embed(list(texts))
 
-    def stats(self) -> dict[str, int]:
-        """Counts from each store; `vector_index` is read from Chroma itself so a mismatch would show."""
-        with store_errors():
-            return self._stats().to_dict()
+    def stats(self, vector_index: bool = True) -> dict[str, int | None]:
+        """Counts from each store; `vector_index` is read from Chroma itself so a mismatch would show (left out,
+        None, with `vector_index=False`: then nothing opens the vector index)."""
+        response: StatsResponse = self.handle(StatsRequest(vector_index=vector_index))
+        return response.to_dict()
 
-    def _stats(self) -> StatsResponse:
+    def _stats(self, request: StatsRequest) -> StatsResponse:
         return StatsResponse(
             memories=self._store.count(),
-            vector_index=self._indexes.vectors.count(),
+            vector_index=self._indexes.vectors.count() if request.vector_index else None,
             edges=self._store.count_edges(),
             entities=self._store.count_entities(),
             structures_pending=self._structures.pending(),
@@ -531,11 +537,7 @@ class MemoryEngine:
         """Recall without counting it: the candidates, scored and ranked. Notebooks and benchmarks use it."""
         inputs = self._recall_inputs(request)
         request = inputs.request
-        if request.fused:
-            candidates = self._fused_candidates(inputs)
-        else:
-            hit_lists = self._run_strategies(inputs)
-            candidates = _best_of(hit_lists)
+        candidates = self._fused_candidates(inputs) if request.fused else _best_of(self._run_strategies(inputs))
         results = self._rank(candidates, request.scoring_weights, request.top_k)
         if Strategy.LEXICAL in request.strategies:
             results = with_matched_terms(results, self._store, request.cue)
@@ -573,7 +575,7 @@ class MemoryEngine:
 
             def cue_parse() -> CueReading:
                 return parsing.result()
-        if request.needs_cue_embedding:
+        if request.needs_cue_embedding and not self._indexes.vectors_open and not self._searches_exactly(request):
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
         cue_embedding, unnamed_embedding = self._cue_embeddings(request)
         indexes = self._indexes
@@ -594,6 +596,12 @@ class MemoryEngine:
         )
         return inputs
 
+    def _searches_exactly(self, request: RecallRequest) -> bool:
+        """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),
+        so it never touches the vector index: a cold `hebbs recall` then does not import Chroma at all."""
+        fusion = request.fusion
+        return request.fused and fusion.exact_search and self._store.count() <= config.EXACT_SEARCH_MAX_MEMORIES
+
     def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
         entity of the store, the embedding of the cue without that name: one batch of two for the model."""
@@ -612,12 +620,12 @@ class MemoryEngine:
             return [STRATEGIES[strategies[0]](inputs)]
         return list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), strategies))
 
-    def _fused_candidates(self, inputs: RecallInputs) -> dict[str, tuple[float, list[StrategyDetail]]]:
-        """Several strategies' evidence added up (engine/recall/fusion.py)."""
+    def _fused_candidates(self, inputs: RecallInputs) -> Candidates:
+        """Several strategies' evidence added up (engine/recall/fusion.py); details only for the winners."""
         request = inputs.request
         limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
-        fused = fuse(inputs, self._fused_hits(inputs), request.fusion, limit)
-        return {f.id: (f.relevance, list(f.details)) for f in fused}
+        fusion = fused(inputs, self._fused_hits(inputs), request.fusion, limit)
+        return Candidates(dict(zip(fusion.ids, fusion.relevance, strict=True)), fusion.details)
 
     def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, list[Hit]]:
         """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
@@ -657,29 +665,29 @@ class MemoryEngine:
                 self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
             return self._pool
 
-    def _rank(
-        self, candidates: Mapping[str, tuple[float, list[StrategyDetail]]], weights: scoring.ScoringWeights, top_k: int
-    ) -> list[RecallResult]:
-        """Score and cut to top_k, reading whole memories for the winners only.
+    def _rank(self, candidates: Candidates, weights: scoring.ScoringWeights, top_k: int) -> list[RecallResult]:
+        """Score and cut to top_k, reading whole memories (and building strategy details) for the winners only.
 
         A candidate's score needs just its importance, created_at and access_count: a temporal pool of
         hundreds is scored from those and only the top_k are read and parsed in full.
         """
-        best = {i: relevance for i, (relevance, _) in candidates.items()}
-        details = {i: d for i, (_, d) in candidates.items()}
+        best = candidates.relevance
         now = self.clock.now()
         inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
+        relevance = np.array([best[i] for i in inputs.ids], dtype=np.float64)
         ranked = []
-        for i in _contenders(best, inputs, now, weights, top_k):  # only ids `inputs` still has
-            importance, created_us, access_count = inputs[i]
-            created = from_micros(created_us)
+        for n in _contenders(relevance, inputs, now, weights, top_k):
+            i = inputs.ids[n]
+            created = from_micros(int(inputs.created_us[n]))
             assert created is not None
-            signals = scoring.signals_from(best[i], created, importance, access_count, now)
+            signals = scoring.signals_from(best[i], created, float(inputs.importance[n]), int(inputs.access_count[n]),
+                                           now)
             score = scoring.composite(signals, weights)
             ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
         ranked.sort(key=lambda r: r[0])
         winners = ranked[:top_k]
         memories = self._store.get_many([i for *_, i in winners])
+        details = candidates.details([i for *_, i in winners if i in memories])
         return [
             RecallResult(memories[i], score, signals, tuple(details[i]))
             for _, score, signals, i in winners
@@ -701,35 +709,41 @@ class MemoryEngine:
         return self._indexes.vectors.raw_query(embedding, n)
 
 
+class Candidates(NamedTuple):
+    """What the composite score ranks: each candidate's relevance, and its strategies' details on demand (a
+    fused recall builds them for the few winners only)."""
+
+    relevance: Mapping[str, float]
+    details: Callable[[Collection[str]], Mapping[str, Sequence[StrategyDetail]]]
+
+
 # Bound on the difference between numpy's composite score and the exact one (float rounding, about 1e-15).
 _SCORE_SLACK = 1e-9
 
 
 def _contenders(
-    best: Mapping[str, float], inputs: Mapping[str, tuple[float, int, int]], now: datetime,
-    weights: scoring.ScoringWeights, top_k: int,
-) -> list[str]:
-    """The candidates that can be among the `top_k`: a pool of hundreds is scored at once in numpy and only
-    those within `_SCORE_SLACK` of the k-th best numpy score are scored exactly (and tie-broken) in Python.
-    Exact: every one of the true top_k scores at least the k-th best exact score, which is within the slack
-    of the k-th best numpy score, so the ranking and scores are those of scoring every candidate exactly."""
-    ids = [i for i in best if i in inputs]
-    if len(ids) <= 2 * top_k:
-        return ids
-    columns = np.array([inputs[i] for i in ids], dtype=np.float64)
+    relevance: np.ndarray, inputs: ScoreInputs, now: datetime, weights: scoring.ScoringWeights, top_k: int
+) -> list[int]:
+    """Positions (in `inputs`) of the candidates that can be among the `top_k` (`relevance`: each one's, in the
+    same order): the pool is scored at once in numpy and only those within `_SCORE_SLACK` of the k-th best
+    numpy score are scored exactly (and tie-broken) in Python. Exact: every one of the true top_k scores at
+    least the k-th best exact score, which is within the slack of the k-th best numpy score, so the ranking
+    and scores are those of scoring every candidate exactly."""
+    count = len(inputs.ids)
+    if count <= 2 * top_k:
+        return list(range(count))
     approx = scoring.composite_arrays(
-        np.array([best[i] for i in ids], dtype=np.float64), columns[:, 1].astype(np.int64), columns[:, 0],
-        columns[:, 2], to_micros(now), weights,
+        relevance, inputs.created_us, inputs.importance, inputs.access_count, to_micros(now), weights
     )
-    kth = float(np.partition(approx, len(ids) - top_k)[len(ids) - top_k])
-    return [ids[n] for n in np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()]
+    kth = float(np.partition(approx, count - top_k)[count - top_k])
+    return np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()
 
 
-def _best_of(hit_lists: Sequence[list[Hit]]) -> dict[str, tuple[float, list[StrategyDetail]]]:
+def _best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
     """One strategy's hits as candidates (de-duplicated by id, keeping the highest relevance)."""
     out: dict[str, tuple[float, list[StrategyDetail]]] = {}
     for hits in hit_lists:
         for h in hits:
             relevance, details = out.get(h.id, (0.0, []))
             out[h.id] = (max(relevance, h.relevance), [*details, h.detail])
-    return out
+    return Candidates({i: r for i, (r, _) in out.items()}, lambda ids: {i: out[i][1] for i in ids})

@@ -75,6 +75,10 @@ class Indexes:
                 self._vectors = index
             return self._vectors
 
+    @property
+    def vectors_open(self) -> bool:
+        return self._vectors is not None
+
     def open_vectors_meanwhile(self) -> threading.Thread | None:
         """Open the vector index on a side thread (None if it is open already). Importing Chroma takes
         seconds of a cold start; begun before the model loads or spaCy analyses, the two overlap (the model's
@@ -85,6 +89,10 @@ class Indexes:
 
         def open_index() -> None:
             try:
+                if self._vector_source is None:
+                    # The import (most of the wait) outside the indexes' lock: the timeline and the cue's
+                    # embedding, which need that lock, are built meanwhile instead of queueing behind it.
+                    import chromadb  # noqa: F401
                 self.vectors  # noqa: B018 - the property opens and reconciles the index
             except Exception as exc:  # noqa: BLE001 - the first use reopens it and raises there
                 log.debug("vector index not opened ahead of its first use: %s", exc)

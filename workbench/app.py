@@ -31,7 +31,7 @@ with st.sidebar:
 
 def show_counts() -> None:
     try:
-        counts = get_engine(str(data_dir())).stats()
+        counts = get_engine(str(data_dir())).stats(vector_index=False)  # the record store's: no Chroma import
         counts_slot.caption(f"{counts['memories']} memories · {counts['edges']} edges · "
                             f"{counts['entities']} entities with memories")
     except Exception as exc:  # the page itself shows the readable error

@@ -44,13 +44,15 @@ def get_engine(data_dir: str) -> MemoryEngine:
 
 @st.cache_resource(show_spinner=False)
 def warm_up(model: str) -> threading.Event:
-    """Load the embedding model in the background once the server opens a store, so the first recall does
-    not wait for it; the returned event is set when it is loaded (or failed: the recall then shows why)."""
+    """Load the embedding model and open the store's vector index in the background once the server opens
+    a store, so the first recall waits for neither (the first page waits for none: its counts come from the
+    record store); the returned event is set when the model is loaded (or failed: the recall then shows why)."""
     ready = threading.Event()
     embedder = get_embedder(model)
 
     def load() -> None:
         try:
+            get_engine(str(data_dir())).open_vector_index_meanwhile()  # its own thread; Chroma's import is long
             embedder.encode(["warm up"])
         except Exception:
             log.exception("the embedding model did not load in the background")

@@ -88,21 +88,22 @@ class EdgesResponse:
 
 @dataclass(frozen=True, slots=True)
 class StatsResponse:
-    """Counts from each store; `vector_index` is read from the vector index itself so a mismatch shows."""
+    """Counts from each store; `vector_index` is read from the vector index itself so a mismatch shows (None
+    when the request left it out)."""
 
     memories: int
-    vector_index: int
+    vector_index: int | None
     edges: int
     entities: int
     structures_pending: int = 0  # memories whose relational structure is still to be extracted
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, int | None]:
         return {"memories": self.memories, "vector_index": self.vector_index, "edges": self.edges,
                 "entities": self.entities, "structures_pending": self.structures_pending}
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Self:
-        return cls(raw["memories"], raw["vector_index"], raw["edges"], raw["entities"],
+        return cls(raw["memories"], raw.get("vector_index"), raw["edges"], raw["entities"],
                    int(raw.get("structures_pending", 0)))
 
 

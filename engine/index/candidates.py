@@ -98,6 +98,37 @@ class CandidateTable:
                     out.setdefault(n, set()).add(i)
         return out
 
+    def locate(self, ids: Iterable[str]) -> tuple[list[str], list[int]]:
+        """The ids that exist, in order, and their rows: what `episodes_at`, `entities_at` and `embeddings_at`
+        read (a row is never changed in place, so rows located once stay valid for the recall)."""
+        slot = self.slot
+        found: list[str] = []
+        rows: list[int] = []
+        for i in ids:
+            n = slot.get(i)
+            if n is not None:
+                found.append(i)
+                rows.append(n)
+        return found, rows
+
+    def episodes_at(self, rows: Iterable[int]) -> list[str]:
+        keys = self._keys
+        return [keys[n] for n in rows]
+
+    def entities_at(self, rows: Iterable[int]) -> list[str | None]:
+        entities = self._entities
+        return [entities[n] for n in rows]
+
+    def embeddings_at(self, rows: Sequence[int]) -> np.ndarray:
+        """The embeddings of the given rows, one row each (the matrix read after the rows were located)."""
+        return self._matrix[np.asarray(rows, dtype=np.intp)]
+
+    def neighbours(self, ids: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """Every followed_by neighbour (both directions) of each of the ids that has one: the table's own
+        tuples, shared (never changed in place), so nothing is built per id."""
+        adjacent = self._adjacent
+        return {i: linked for i in ids if (linked := adjacent.get(i))}
+
     def nearest(self, cue: np.ndarray, k: int) -> list[Neighbour]:
         """The k stored embeddings nearest the cue by cosine distance, exactly (ties: by id)."""
         if k <= 0 or not self.slot:

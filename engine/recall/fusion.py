@@ -25,7 +25,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +35,7 @@ from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import name_words
-from engine.store.records import NO_EPISODE, FusionRow
+from engine.store.records import NO_EPISODE
 
 _SIGNALS_OF = {
     Strategy.SIMILARITY: ("similarity", "similarity_window", "similarity_unnamed"),
@@ -50,30 +50,6 @@ class Fused:
     id: str
     relevance: float
     details: tuple[StrategyDetail, ...]
-
-
-def _signals(
-    hit_lists: Mapping[Strategy, list[Hit]],
-    cosine: Mapping[str, float],
-    window_cosine: Mapping[str, float],
-    unnamed_cosine: Mapping[str, float],
-) -> dict[str, dict[str, float]]:
-    signals: dict[str, dict[str, float]] = {}
-    for strategy, hits in hit_lists.items():
-        if strategy == Strategy.SIMILARITY:
-            signals["similarity"] = dict(cosine) if cosine else {h.id: h.relevance for h in hits}
-            if window_cosine:
-                signals["similarity_window"] = dict(window_cosine)
-            if unnamed_cosine:
-                signals["similarity_unnamed"] = dict(unnamed_cosine)
-        elif strategy == Strategy.LEXICAL:
-            signals["lexical"] = {h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}
-            signals["lexical_window"] = {h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}
-        elif strategy in (Strategy.CAUSAL, Strategy.TEMPORAL) and cosine:
-            signals[strategy.value] = {h.id: max(0.0, cosine.get(h.id, 0.0)) * h.relevance for h in hits}
-        else:
-            signals[strategy.value] = {h.id: h.relevance for h in hits}
-    return signals
 
 
 def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[str, float]:
@@ -96,58 +72,11 @@ def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
     return out
 
 
-def _cosines(
-    inp: RecallInputs,
-    pool: Sequence[str],
-    outside: Sequence[str],
-    adjacent: Mapping[str, set[str]],
-    rows: Mapping[str, FusionRow],
-    windows: bool,
-    unnamed: bool = False,
-) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """The cue's cosine with each candidate's stored embedding and, when `windows`, with its window
-    vector: the sum of its own and its same-episode followed_by neighbours' embeddings (`outside`: those
-    neighbours not in the pool); when `unnamed`, the cosine of the cue without its entity names (the cue's
-    own where it names none). All come from the record store at recall time (`rows`: episode key and
-    embedding of the pool and its neighbours), so they follow every write and forget like the text windows."""
-    cue = inp.cue_embedding
-    if cue is None:
-        return {}, {}, {}
-    ids = [i for i in dict.fromkeys([*pool, *(outside if windows else ())]) if i in rows]
-    if not ids:
-        return {}, {}, {}
-    row = {i: n for n, i in enumerate(ids)}
-    matrix = inp.embeddings(ids, rows)  # from the candidate table in one step when it is in memory
-    cos = matrix @ cue.astype(np.float32, copy=False)
-    # The pool's members that have rows come first in `ids`, in pool order: their values are a prefix.
-    mine = [i for i in pool if i in row]
-    cosine = dict(zip(mine, cos[: len(mine)].tolist(), strict=True))
-    unnamed_cosine: dict[str, float] = {}
-    if unnamed:  # a cue that names no entity is its own unnamed form
-        unnamed_cosine = cosine
-        if inp.unnamed_embedding is not None:
-            plain = matrix @ inp.unnamed_embedding.astype(np.float32, copy=False)
-            unnamed_cosine = dict(zip(mine, plain[: len(mine)].tolist(), strict=True))
-    if not windows:
-        return cosine, {}, unnamed_cosine
-    key = [r[0] for r in (rows[i] for i in ids)]  # each row's episode key, by row number
-    members_of = _padded(
-        [[m, *(k for n in adjacent.get(i, ()) if (k := row.get(n)) is not None and key[k] == key[m])]
-         for m, i in enumerate(mine)],
-        len(ids),
-    )
-    summed = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])[members_of].sum(axis=1)
-    norms = np.linalg.norm(summed, axis=1)
-    dots = np.append(cos, 0.0)[members_of].sum(axis=1)
-    window = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
-    return cosine, dict(zip(mine, window.tolist(), strict=True)), unnamed_cosine
-
-
-def _zscores(column: np.ndarray) -> np.ndarray:
-    std = float(column.std())
-    if std == 0.0:
-        return np.zeros(len(column))
-    return (column - float(column.mean())) / std
+def _zscores(raw: np.ndarray) -> np.ndarray:
+    """Each column's per-query z-scores (a constant column: all 0). On a column-major matrix each column's
+    mean and deviation are summed exactly as a single column's would be."""
+    mean, std = raw.mean(axis=0), raw.std(axis=0)
+    return np.divide(raw - mean, std, out=np.zeros_like(raw), where=std != 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +142,48 @@ EMPTY_FRAME = FusionFrame((), (), np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((
                           np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64))
 
 
+def _links(inp: RecallInputs, ids: Sequence[str]) -> dict[str, Collection[str]]:
+    """Every followed_by neighbour of each of `ids` (both directions): the candidate table's own tuples when it
+    is in memory (no sets built per recall), else one read of the store."""
+    table = inp.table()
+    if table is not None:
+        return dict(table.neighbours(ids))
+    read = inp.followed_by(ids)  # also partial entries of the ids' neighbours: not kept
+    return {i: linked for i in ids if (linked := read.get(i))}
+
+
+def _read(
+    inp: RecallInputs, pool: Sequence[str], outside: Sequence[str], embed: bool
+) -> tuple[list[str], int, list[str], list[str | None], np.ndarray | None]:
+    """Of the pool and the window's outside neighbours, those that exist (pool first) and how many of them are
+    the pool's, with each one's episode key and entity and, when `embed`, its embedding (one row each): from
+    the candidate table by row number when it is in memory (one id lookup each), else one read of the store."""
+    table = inp.table()
+    if table is not None:
+        mine, theirs = table.locate(pool), table.locate(outside)
+        ids, rows = mine[0] + theirs[0], mine[1] + theirs[1]
+        matrix = table.embeddings_at(rows) if embed and ids else None
+        return ids, len(mine[0]), table.episodes_at(rows), table.entities_at(rows), matrix
+    read = inp.rows([*pool, *outside])
+    kept = [i for i in pool if i in read]
+    ids = kept + [i for i in outside if i in read]
+    found = [read[i] for i in ids]
+    matrix = inp.embeddings(ids, read) if embed and ids else None
+    return ids, len(kept), [r.episode for r in found], [r.entity_id for r in found], matrix
+
+
+def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, absent_is_zero: bool) -> np.ndarray:
+    """One signal as a column over the pool: a candidate the signal has no value for gets 0 (`absent_is_zero`)
+    or the signal's lowest value (over every id it scored, the pool's or not)."""
+    missing = 0.0 if absent_is_zero or not values else min(values.values())
+    column = np.full(size, missing, dtype=np.float64)
+    at = [(n, v) for i, v in values.items() if (n := row.get(i)) is not None]
+    if at:
+        rows_, vals = zip(*at, strict=True)
+        column[list(rows_)] = vals
+    return column
+
+
 def frame(
     inp: RecallInputs,
     hit_lists: Mapping[Strategy, list[Hit]],
@@ -224,97 +195,179 @@ def frame(
     """The pool (every hit plus its followed_by neighbours, minus anything forgotten) and its z-scores.
     `windows`: compute the window similarity signal; `entities`: the entity-named signal; `unnamed`: the
     unnamed-cue similarity (each is skipped when its weight is 0); `smoothing`: the same-episode neighbours
-    and episodes of the pool (skipped by a fusion that does not smooth: the frame's scores do not read them)."""
+    and episodes of the pool (skipped by a fusion that does not smooth: the frame's scores do not read them).
+    Each signal is one float64 column over the pool; the work per candidate in Python is a few dict reads."""
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
-    adjacent = inp.followed_by(found)
-    extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
+    excluded = inp.excluded
+    links = _links(inp, found)
+    known = set(found)
+    extra = sorted({n for i in found for n in links.get(i, ()) if n not in known and n not in excluded})
     windows = windows and Strategy.SIMILARITY in hit_lists
     if extra and (smoothing or windows):  # the added neighbours' own neighbours, for their windows and smoothing
-        for i, linked in inp.followed_by(extra).items():
-            adjacent.setdefault(i, set()).update(linked)
-    pool = list(dict.fromkeys([*found, *extra]))
+        links.update(_links(inp, extra))
+    pool = [*found, *extra]
     outside: list[str] = []
-    if windows and inp.cue_embedding is not None:  # the window vectors need the pool's neighbours too
-        members = set(pool)
-        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)
-    # One read for every candidate: episode key and embedding (also drops anything forgotten meanwhile).
-    rows = inp.rows([*pool, *outside])
-    pool = [i for i in pool if i in rows]
-    if not pool:
+    cue = inp.cue_embedding
+    if windows and cue is not None:  # the window vectors need the pool's neighbours too
+        known.update(extra)
+        outside = sorted({n for i in pool for n in links.get(i, ()) if n not in known and n not in excluded})
+    cue_read = cue is not None
+    # One read for every candidate: episode key, entity, embedding (also drops anything forgotten meanwhile).
+    ids, size, episode, entity, matrix = _read(inp, pool, outside, cue_read)
+    if not size:
         return EMPTY_FRAME
+    pool = ids[:size]
+    at = {i: n for n, i in enumerate(ids)}  # a hit is a pool member: its position is below `size`
+    key = episode[:size]
+    # Each candidate's same-episode neighbours that exist, in id order (the window's and smoothing's members).
+    near: list[list[int]] = [[] for _ in range(size)]
+    if smoothing or (windows and cue_read):
+        for m, i in enumerate(pool):
+            linked = links.get(i, ())
+            if linked:
+                k = key[m]
+                near[m] = [n for x in sorted(linked) if (n := at.get(x, -1)) >= 0 and episode[n] == k]
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
-    cosine, window_cosine, unnamed_cosine = _cosines(inp, pool, outside, adjacent, rows, windows, unnamed)
-    signals = _signals(hit_lists, cosine, window_cosine, unnamed_cosine)
+    cosine: np.ndarray | None = None
+    window: np.ndarray | None = None
+    plain: np.ndarray | None = None
+    if cue is not None and matrix is not None:
+        cos = matrix @ cue.astype(np.float32, copy=False)
+        cosine = cos[:size].astype(np.float64)
+        if unnamed:  # a cue that names no entity is its own unnamed form
+            plain = cosine
+            if inp.unnamed_embedding is not None:
+                plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
+        if windows:
+            members_of = _padded([[m, *near[m]] for m in range(size)], len(ids))
+            window = _window_cosines(matrix, cos, members_of)
+    names: list[str] = []
+    columns: list[np.ndarray] = []
+    for strategy, hits in hit_lists.items():
+        if strategy == Strategy.SIMILARITY:
+            names.append("similarity")
+            if cosine is not None:
+                columns.append(cosine)
+            else:
+                columns.append(_column({h.id: h.relevance for h in hits}, at, size, False))
+            if window is not None:
+                names.append("similarity_window")
+                columns.append(window)
+            if plain is not None:
+                names.append("similarity_unnamed")
+                columns.append(plain)
+        elif strategy == Strategy.LEXICAL:
+            names += ["lexical", "lexical_window"]
+            columns.append(_column({h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}, at, size, True))
+            columns.append(_column({h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}, at, size,
+                                   True))
+        else:
+            names.append(strategy.value)
+            if strategy in (Strategy.CAUSAL, Strategy.TEMPORAL) and cosine is not None:
+                # earned through the cue: its cosine (0 for a hit no longer in the pool) times the relevance
+                own = cosine.tolist()
+                values = {h.id: max(0.0, own[p] if (p := at.get(h.id)) is not None else 0.0) * h.relevance
+                          for h in hits}
+            else:
+                values = {h.id: h.relevance for h in hits}
+            columns.append(_column(values, at, size, False))
     if entities and Strategy.LEXICAL in hit_lists:
-        signals["entity_named"] = entity_named(inp, {i: rows[i].entity_id for i in pool})
-    names = tuple(signals)
-    columns = []
-    for name in names:
-        values = signals[name]
-        absent_is_zero = name.startswith("lexical") or name == "entity_named"
-        missing = 0.0 if absent_is_zero or not values else min(values.values())
-        columns.append(np.array([values.get(i, missing) for i in pool], dtype=np.float64))
-    raw = np.column_stack(columns) if columns else np.zeros((len(pool), 0))
-    z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
+        names.append("entity_named")
+        columns.append(_column(entity_named(inp, dict(zip(pool, entity, strict=False))), at, size, True))
+    raw = np.empty((size, len(columns)), dtype=np.float64, order="F")  # column-major: each signal contiguous
+    for n, column in enumerate(columns):
+        raw[:, n] = column
+    z = np.ascontiguousarray(_zscores(raw))  # row-major, as the weighted sum has always read it
     if smoothing:
-        live = {i: rows[i][0] for i in pool}
-        row = {i: n for n, i in enumerate(pool)}
-        neighbours = _padded(
-            [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and live[n] == live[i]] for i in pool], -1
-        )
-        episodes = {k: g for g, k in enumerate(dict.fromkeys(live[i] for i in pool))}
-        group = np.array([episodes[live[i]] for i in pool], dtype=np.int64)
-        grouped = np.array([live[i] != NO_EPISODE for i in pool], dtype=bool)
+        neighbours = _padded([[n for n in near[m] if n < size] for m in range(size)], -1)
+        episodes = {k: g for g, k in enumerate(dict.fromkeys(key))}
+        group = np.array([episodes[k] for k in key], dtype=np.int64)
+        grouped = np.array([k != NO_EPISODE for k in key], dtype=bool)
     else:
-        neighbours = np.full((len(pool), 1), -1, dtype=np.int64)
-        group, grouped = np.zeros(len(pool), dtype=np.int64), np.zeros(len(pool), dtype=bool)
+        neighbours = np.full((size, 1), -1, dtype=np.int64)
+        group, grouped = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
     by_id = np.argsort(np.argsort(np.array(pool)))
-    return FusionFrame(tuple(pool), names, raw, z, neighbours, group, grouped, by_id)
+    return FusionFrame(tuple(pool), tuple(names), raw, z, neighbours, group, grouped, by_id)
+
+
+def _window_cosines(matrix: np.ndarray, cos: np.ndarray, members_of: np.ndarray) -> np.ndarray:
+    """The cue's cosine with each window vector (the sum of its members' embeddings: `members_of` holds row
+    numbers of `matrix`, padded with len(matrix)): the sum of the members' cosines over the summed vector's norm,
+    the members added in column order."""
+    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
+    summed = padded[members_of[:, 0]]
+    for c in range(1, members_of.shape[1]):
+        summed = summed + padded[members_of[:, c]]
+    norms = np.linalg.norm(summed, axis=1)
+    dots = np.append(cos, 0.0)[members_of].sum(axis=1)
+    return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """A fused recall's best candidates, best first, with their fused relevance. The strategies' details are
+    built on demand (`details`): the composite score keeps a few of the candidates, and only theirs are read."""
+
+    ids: tuple[str, ...]
+    relevance: tuple[float, ...]
+    _table: FusionFrame
+    _smoothed: np.ndarray
+    _row: Mapping[str, int]  # each kept id's row in the frame
+    _hit_lists: Mapping[Strategy, list[Hit]]
+
+    def details(self, ids: Collection[str]) -> dict[str, tuple[StrategyDetail, ...]]:
+        """Each strategy's detail of each of `ids` (kept ids), with the signals' z-scores and the fused score."""
+        table, smoothed, row = self._table, self._smoothed, self._row
+        wanted = {i for i in ids if i in row}
+        out: dict[str, list[StrategyDetail]] = {}
+        for strategy, hits in self._hit_lists.items():
+            own = _SIGNALS_OF.get(strategy, (strategy.value,))
+            names = [s for s in (*own, *_SHARED_SIGNALS) if s in table.signals]
+            for h in hits:
+                if h.id not in wanted:
+                    continue
+                n = row[h.id]
+                extra_fields: dict[str, object] = {f"z_{s}": round(float(table.z[n, table.signals.index(s)]), 4)
+                                                   for s in names}
+                if strategy == Strategy.SIMILARITY and "similarity_window" in names:
+                    window = table.raw[n, table.signals.index("similarity_window")]
+                    extra_fields["window_similarity"] = round(float(window), 4)
+                if strategy == Strategy.SIMILARITY and "similarity_unnamed" in names:
+                    plain = table.raw[n, table.signals.index("similarity_unnamed")]
+                    extra_fields["unnamed_similarity"] = round(float(plain), 4)
+                extra_fields["fused"] = round(float(smoothed[n]), 4)
+                out.setdefault(h.id, []).append(
+                    StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **extra_fields})
+                )
+        label = next(iter(self._hit_lists), Strategy.SIMILARITY)
+        return {i: tuple(out.get(i, ())) or (_context_detail(label, float(smoothed[row[i]])),) for i in wanted}
+
+
+def fused(
+    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
+) -> Fusion:
+    """The best `limit` candidates with their fused relevance, best first (details on demand)."""
+    table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0,
+                  entities=settings.weight("entity_named") > 0, unnamed=settings.weight("similarity_unnamed") > 0,
+                  smoothing=settings.smooths)
+    if not table.pool:
+        return Fusion((), (), table, np.zeros(0), {}, hit_lists)
+    smoothed = table.scores(settings)
+    kept = table.top(smoothed, limit)
+    ids = tuple(table.pool[n] for n in kept)
+    relevance = tuple(_logistic(x) for x in smoothed[kept].tolist())
+    return Fusion(ids, relevance, table, smoothed, dict(zip(ids, kept, strict=True)), hit_lists)
 
 
 def fuse(
     inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
 ) -> list[Fused]:
     """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
-    table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0,
-                  entities=settings.weight("entity_named") > 0, unnamed=settings.weight("similarity_unnamed") > 0,
-                  smoothing=settings.smooths)
-    if not table.pool:
-        return []
-    smoothed = table.scores(settings)
-    kept = table.top(smoothed, limit)
-    row = {table.pool[n]: n for n in kept}
-    details: dict[str, list[StrategyDetail]] = {}
-    for strategy, hits in hit_lists.items():
-        own = _SIGNALS_OF.get(strategy, (strategy.value,))
-        names = [s for s in (*own, *_SHARED_SIGNALS) if s in table.signals]
-        for h in hits:
-            n = row.get(h.id)
-            if n is None:
-                continue
-            extra_fields: dict[str, object] = {f"z_{s}": round(float(table.z[n, table.signals.index(s)]), 4)
-                                               for s in names}
-            if strategy == Strategy.SIMILARITY and "similarity_window" in names:
-                window = table.raw[n, table.signals.index("similarity_window")]
-                extra_fields["window_similarity"] = round(float(window), 4)
-            if strategy == Strategy.SIMILARITY and "similarity_unnamed" in names:
-                plain = table.raw[n, table.signals.index("similarity_unnamed")]
-                extra_fields["unnamed_similarity"] = round(float(plain), 4)
-            extra_fields["fused"] = round(float(smoothed[n]), 4)
-            details.setdefault(h.id, []).append(
-                StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **extra_fields})
-            )
-    label = next(iter(hit_lists), Strategy.SIMILARITY)
-    return [
-        Fused(
-            table.pool[n],
-            _logistic(float(smoothed[n])),
-            tuple(details.get(table.pool[n], ())) or (_context_detail(label, float(smoothed[n])),),
-        )
-        for n in kept
-    ]
+    result = fused(inp, hit_lists, settings, limit)
+    details = result.details(result.ids)
+    return [Fused(i, r, details[i]) for i, r in zip(result.ids, result.relevance, strict=True)]
 
 
 def _context_detail(label: Strategy, smoothed: float) -> StrategyDetail:

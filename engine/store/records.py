@@ -129,6 +129,15 @@ class FusionRow(NamedTuple):
     entity_id: str | None
 
 
+class ScoreInputs(NamedTuple):
+    """What the composite score reads of each candidate (`RecordStore.score_inputs`): row n is memory ids[n]."""
+
+    ids: list[str]
+    importance: np.ndarray  # float64
+    created_us: np.ndarray  # int64, microseconds since the epoch
+    access_count: np.ndarray  # int64
+
+
 class CandidateColumns(NamedTuple):
     """Every memory's `fusion_rows` values as columns (`RecordStore.candidate_rows`): row n is memory ids[n]."""
 
@@ -466,11 +475,16 @@ class RecordStore:
     def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:
         return {row[0]: _row_to_memory(row) for row in self._query_ids(f"SELECT {_MEMORY_COLUMNS} FROM memories", ids)}
 
-    def score_inputs(self, ids: Sequence[str]) -> dict[str, tuple[float, int, int]]:
-        """(importance, created_at in microseconds, access_count) of the given memories that exist: what the
-        composite score needs, without reading and parsing whole memories."""
+    def score_inputs(self, ids: Sequence[str]) -> ScoreInputs:
+        """Importance, created_at (microseconds) and access_count of the given memories that exist, as columns:
+        what the composite score needs, without reading and parsing whole memories."""
         sql = f"SELECT id, importance, created_at, access_count FROM memories {self._scores}"
-        return {r[0]: (r[1], r[2], r[3]) for r in self._query_ids(sql, ids)}
+        rows = self._query_ids(sql, ids)
+        if not rows:
+            return ScoreInputs([], np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        found, importance, created, access = zip(*rows, strict=True)
+        return ScoreInputs(list(found), np.array(importance, dtype=np.float64), np.array(created, dtype=np.int64),
+                           np.array(access, dtype=np.int64))
 
     def score_columns(self, ids: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(ids that exist, importance, access_count) as arrays: the per-memory inputs of a vectorised

@@ -15,3 +15,31 @@ def test_opening_the_engine_imports_no_heavy_package() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "", f"imported at open: {done.stdout.strip()}"
+
+
+def test_a_recall_of_a_small_store_in_a_fresh_process_does_not_import_chroma(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The `recommended` preset (`hebbs recall`'s default) searches a store of at most
+    `EXACT_SEARCH_MAX_MEMORIES` exactly in the candidate table, so a cold recall there must not pay Chroma's
+    import (seconds) beside the work it does; a similarity-only recall searches the vector index and does."""
+    code = (
+        "import sys\n"
+        "from engine import MemoryEngine\n"
+        "engine = MemoryEngine(sys.argv[1])\n"
+        "if sys.argv[2] == 'write':\n"
+        "    engine.remember('The deploy failed because the migration locked the users table.', entity_id='ops')\n"
+        "    engine.remember('Caroline joined the support group in May.', entity_id='caroline')\n"
+        "else:\n"
+        "    found = engine.recall('why did the deploy fail?', **dict([sys.argv[2].split('=')]))\n"
+        "    assert found and 'deploy' in found[0].memory.content, found\n"
+        "    print('chromadb' in sys.modules)\n"
+    )
+    data = str(tmp_path / "data")
+
+    def run(arg: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code, data, arg], capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip()
+
+    run("write")
+    assert run("preset=recommended") == "False"
+    assert run("strategies=similarity") == "True"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from engine import EdgeType, MemoryEngine, MemoryKind, NewMemory
+from engine.api import StatsRequest
 from engine.clock import ManualClock
-from engine.embedding import SentenceTransformerEmbedder
+from engine.embedding import Embedder, SentenceTransformerEmbedder
 from engine.errors import (
     InvalidContentError,
     InvalidContextError,
@@ -26,6 +27,18 @@ def test_remember_returns_a_durable_memory_with_defaults(engine: MemoryEngine, c
     assert m.created_at == clock.now() and m.last_accessed_at is None
     assert engine.get(m.id) == m
     assert engine.stats() == {"memories": 1, "vector_index": 1, "edges": 0, "entities": 1, "structures_pending": 1}
+
+
+def test_counts_without_the_vector_index_do_not_open_it(data_dir: Path, embedder: Embedder) -> None:
+    with MemoryEngine(data_dir, embedder=embedder) as first:
+        first.remember("The quarterly review moved to Friday.", entity_id="team")
+    with MemoryEngine(data_dir, embedder=embedder) as reopened:
+        counts = reopened.stats(vector_index=False)
+        assert counts == {"memories": 1, "vector_index": None, "edges": 0, "entities": 1, "structures_pending": 1}
+        assert not reopened._indexes.vectors_open  # noqa: SLF001 - what the option is for
+        assert reopened.stats()["vector_index"] == 1
+    with pytest.raises(ValidationError, match="vector_index must be true or false"):
+        StatsRequest.parse({"vector_index": "no"})
 
 
 def test_created_at_can_be_given_for_history(engine: MemoryEngine) -> None:

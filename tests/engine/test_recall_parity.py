@@ -30,7 +30,7 @@ from engine.models import RecallResult, iso, iso_micros
 from engine.recall import fusion, scoring, strategies
 from engine.recall.lexical_query import terms
 from engine.store import fulltext
-from engine.store.records import NO_EPISODE, FusionRow, RecordStore, from_micros
+from engine.store.records import NO_EPISODE, FusionRow, RecordStore, ScoreInputs, from_micros
 from tests.engine.concurrency import failures_beside
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
@@ -109,7 +109,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Indexes, "candidates", lambda self: None)
     monkeypatch.setattr(Indexes, "lexical_postings", lambda self: None)
     monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
-    monkeypatch.setattr(facade, "_contenders", lambda best, inputs, *args: [i for i in best if i in inputs])
+    monkeypatch.setattr(facade, "_contenders", lambda relevance, inputs, *args: list(range(len(inputs.ids))))
 
 
 def _assert_same_as_plain(engine: MemoryEngine, fast: dict[tuple[str, int], Flat]) -> None:
@@ -124,7 +124,7 @@ def test_fused_recall_with_one_read_per_pool_matches_the_plain_reads(store_engin
     engine = store_engine
     fast = _all_recalls(engine)
     assert engine._indexes.candidates() is not None  # noqa: SLF001 - the table is what is under test
-    assert [k for k, v in fast.items() if not v] == [] and len({tuple(x[0] for x in v) for v in fast.values()}) > len(CUES)
+    assert all(fast.values()) and len({tuple(x[0] for x in v) for v in fast.values()}) > len(CUES)
     _assert_same_as_plain(engine, fast)
 
 
@@ -217,8 +217,10 @@ def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(st
     memories = {m.id: m for m in engine.list_memories(limit=10_000)}
     ids = [*memories, "not-a-memory"]
     inputs = store.score_inputs(ids)
-    assert set(inputs) == set(memories)
-    for memory_id, (importance, created_us, access_count) in inputs.items():
+    assert sorted(inputs.ids) == sorted(memories)
+    columns = zip(inputs.ids, inputs.importance.tolist(), inputs.created_us.tolist(), inputs.access_count.tolist(),
+                  strict=True)
+    for memory_id, importance, created_us, access_count in columns:
         m = memories[memory_id]
         assert (importance, access_count) == (m.importance, m.access_count)
         assert from_micros(created_us) == m.created_at
@@ -226,7 +228,7 @@ def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(st
     assert [(memories[i].importance, memories[i].access_count) for i in found] == list(
         zip(importance_col.tolist(), access_col.tolist(), strict=True)
     )
-    assert store.created_at_of(ids) == {i: c for i, (_, c, _) in inputs.items()}
+    assert store.created_at_of(ids) == dict(zip(inputs.ids, inputs.created_us.tolist(), strict=True))
 
 
 @pytest.mark.parametrize(("k1", "b"), [(0.7, 0.0), (1.2, 0.75)])
@@ -307,14 +309,14 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
             assert _detailed(engine.retrieve(build_request(cue, top_k=10, **params))) == fast[(cue, i)]
 
 
-def _exact_top(best: dict[str, float], inputs: dict[str, tuple[float, int, int]], now: datetime,
-               weights: scoring.ScoringWeights, ids: list[str], top_k: int) -> list[tuple[str, float]]:
+def _exact_top(best: dict[str, float], inputs: ScoreInputs, now: datetime, weights: scoring.ScoringWeights,
+               rows: list[int], top_k: int) -> list[tuple[str, float]]:
     scored = []
-    for i in ids:
-        importance, created_us, access = inputs[i]
-        created = from_micros(created_us)
+    for n in rows:
+        i = inputs.ids[n]
+        created = from_micros(int(inputs.created_us[n]))
         assert created is not None
-        signals = scoring.signals_from(best[i], created, importance, access, now)
+        signals = scoring.signals_from(best[i], created, float(inputs.importance[n]), int(inputs.access_count[n]), now)
         score = scoring.composite(signals, weights)
         scored.append((scoring.sort_key(score, signals.relevance, created, i), i, score))
     scored.sort()
@@ -336,12 +338,14 @@ def test_ranking_scores_in_numpy_only_to_choose_whom_to_score_exactly(seed: int)
     importance = rng.choice([0.5, 0.7], n)
     access = rng.choice([0, 0, 1, 5, 100], n)
     best = {i: float(r) for i, r in zip(ids, relevance, strict=True)}
-    inputs = {i: (float(imp), int(c), int(a)) for i, imp, c, a in zip(ids, importance, created, access, strict=True)}
-    del inputs[ids[0]]  # forgotten meanwhile: never a contender
+    kept = slice(1, None)  # ids[0] was forgotten meanwhile: never a contender
+    inputs = ScoreInputs(ids[kept], importance[kept].astype(np.float64), created[kept].astype(np.int64),
+                         access[kept].astype(np.int64))
+    column = np.array([best[i] for i in inputs.ids])
     for weights in (scoring.DEFAULT_WEIGHTS, *scoring.PRESETS.values(), scoring.ScoringWeights(0.0, 0.0, 1.0, 0.0)):
         for top_k in (1, 5, 10, 50):
-            chosen = facade._contenders(best, inputs, now, weights, top_k)  # noqa: SLF001 - the unit under test
-            everyone = [i for i in best if i in inputs]
+            chosen = facade._contenders(column, inputs, now, weights, top_k)  # noqa: SLF001 - the unit under test
+            everyone = list(range(len(inputs.ids)))
             assert set(chosen) <= set(everyone)
             assert _exact_top(best, inputs, now, weights, chosen, top_k) == \
                 _exact_top(best, inputs, now, weights, everyone, top_k)

@@ -1,0 +1,263 @@
+"""Fusion as columns over the pool gives what fusion per candidate and per signal gave.
+
+`reference_frame` below is the former fusion (each signal a dict id -> value, each column filled per candidate
+with dict reads, the window neighbours and episodes gathered from per-recall adjacency sets), kept as the plain,
+obviously correct version. Random pools on a real `CandidateTable` (episodes, entities, followed_by chains,
+revisions excluded, hits on forgotten memories, tied relevances, missing signals, no cue embedding, an unnamed
+cue), under every preset and with windows and smoothing on and off, must give the same pool, signals, z-scores,
+neighbours and episodes, the same fused ids and relevances and the same details; the store path (no table) must
+give what the table gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+import numpy as np
+import pytest
+
+from engine.api.requests import build_request
+from engine.index.candidates import CandidateTable
+from engine.models import Strategy, StrategyDetail
+from engine.recall import fusion
+from engine.recall.presets import PLAIN_FUSION, PRESETS, FusionSettings
+from engine.recall.strategies import Hit, RecallInputs
+from engine.store.records import NO_EPISODE, CandidateColumns, FusionRow
+
+WIDTH = 12
+NAMES = ["melanie", "caroline", "jon_smith", "gina"]
+
+
+def _zscores(column: np.ndarray) -> np.ndarray:
+    std = float(column.std())
+    return np.zeros(len(column)) if std == 0.0 else (column - float(column.mean())) / std
+
+
+def reference_frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], windows: bool, entities: bool,
+                    unnamed: bool, smoothing: bool) -> fusion.FusionFrame:
+    """The former per-candidate fusion (window members summed in id order, as the columnar one does)."""
+    found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
+    if not found:
+        return fusion.EMPTY_FRAME
+    adjacent = inp.followed_by(found)
+    extra = sorted({n for i in found for n in adjacent.get(i, ()) if n not in inp.excluded} - set(found))
+    windows = windows and Strategy.SIMILARITY in hit_lists
+    if extra and (smoothing or windows):
+        for i, linked in inp.followed_by(extra).items():
+            adjacent.setdefault(i, set()).update(linked)
+    pool = list(dict.fromkeys([*found, *extra]))
+    outside: list[str] = []
+    if windows and inp.cue_embedding is not None:
+        members = set(pool)
+        outside = sorted({n for i in pool for n in adjacent.get(i, ()) if n not in members} - inp.excluded)
+    rows = inp.rows([*pool, *outside])
+    pool = [i for i in pool if i in rows]
+    if not pool:
+        return fusion.EMPTY_FRAME
+    cosine: dict[str, float] = {}
+    window_cosine: dict[str, float] = {}
+    unnamed_cosine: dict[str, float] = {}
+    unnamed = unnamed and Strategy.SIMILARITY in hit_lists
+    if inp.cue_embedding is not None:
+        ids = [i for i in [*pool, *(outside if windows else ())] if i in rows]
+        matrix = inp.embeddings(ids, rows)
+        cos = matrix @ inp.cue_embedding.astype(np.float32)
+        cosine = {i: float(cos[n]) for n, i in enumerate(pool)}
+        if unnamed:
+            unnamed_cosine = cosine
+            if inp.unnamed_embedding is not None:
+                plain = matrix @ inp.unnamed_embedding.astype(np.float32)
+                unnamed_cosine = {i: float(plain[n]) for n, i in enumerate(pool)}
+        if windows:
+            at = {i: n for n, i in enumerate(ids)}
+            for i in pool:
+                members = [i, *(n for n in sorted(adjacent.get(i, ())) if n in at and rows[n][0] == rows[i][0])]
+                summed = matrix[at[members[0]]].copy()
+                for n in members[1:]:
+                    summed = summed + matrix[at[n]]
+                norm = np.linalg.norm(summed[None, :], axis=1)[0]  # float32, as the window's sum
+                dot = sum(float(cos[at[n]]) for n in members)
+                window_cosine[i] = dot / float(norm) if norm > 0 else 0.0
+    signals: dict[str, dict[str, float]] = {}
+    for strategy, hits in hit_lists.items():
+        if strategy == Strategy.SIMILARITY:
+            signals["similarity"] = dict(cosine) if cosine else {h.id: h.relevance for h in hits}
+            if window_cosine:
+                signals["similarity_window"] = window_cosine
+            if unnamed_cosine:
+                signals["similarity_unnamed"] = dict(unnamed_cosine)
+        elif strategy == Strategy.LEXICAL:
+            signals["lexical"] = {h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}
+            signals["lexical_window"] = {h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}
+        elif strategy in (Strategy.CAUSAL, Strategy.TEMPORAL) and cosine:
+            signals[strategy.value] = {h.id: max(0.0, cosine.get(h.id, 0.0)) * h.relevance for h in hits}
+        else:
+            signals[strategy.value] = {h.id: h.relevance for h in hits}
+    if entities and Strategy.LEXICAL in hit_lists:
+        signals["entity_named"] = fusion.entity_named(inp, {i: rows[i].entity_id for i in pool})
+    columns = []
+    for name, values in signals.items():
+        absent_is_zero = name.startswith("lexical") or name == "entity_named"
+        missing = 0.0 if absent_is_zero or not values else min(values.values())
+        columns.append(np.array([values.get(i, missing) for i in pool], dtype=np.float64))
+    raw = np.column_stack(columns) if columns else np.zeros((len(pool), 0))
+    z = np.column_stack([_zscores(c) for c in columns]) if columns else raw
+    width = 1
+    if smoothing:
+        row = {i: n for n, i in enumerate(pool)}
+        near = [[row[n] for n in sorted(adjacent.get(i, ())) if n in row and rows[n][0] == rows[i][0]] for i in pool]
+        width = max(1, max(len(r) for r in near))
+        neighbours = np.full((len(pool), width), -1, dtype=np.int64)
+        for n, r in enumerate(near):
+            neighbours[n, : len(r)] = r
+        episodes = {k: g for g, k in enumerate(dict.fromkeys(rows[i][0] for i in pool))}
+        group = np.array([episodes[rows[i][0]] for i in pool], dtype=np.int64)
+        grouped = np.array([rows[i][0] != NO_EPISODE for i in pool], dtype=bool)
+    else:
+        neighbours = np.full((len(pool), 1), -1, dtype=np.int64)
+        group, grouped = np.zeros(len(pool), dtype=np.int64), np.zeros(len(pool), dtype=bool)
+    by_id = np.array([sorted(pool).index(i) for i in pool], dtype=np.int64)
+    return fusion.FusionFrame(tuple(pool), tuple(signals), raw, z, neighbours, group, grouped, by_id)
+
+
+def reference_fuse(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings,
+                   limit: int) -> list[tuple[str, float, tuple[StrategyDetail, ...]]]:
+    """The former `fuse`: the best `limit`, every one's details built from every hit."""
+    table = reference_frame(inp, hit_lists, settings.weight("similarity_window") > 0,
+                            settings.weight("entity_named") > 0, settings.weight("similarity_unnamed") > 0,
+                            settings.smooths)
+    if not table.pool:
+        return []
+    smoothed = table.scores(settings)
+    kept = table.top(smoothed, limit)
+    row = {table.pool[n]: n for n in kept}
+    details: dict[str, list[StrategyDetail]] = {}
+    shared = ("entity_named",)
+    own_of = {Strategy.SIMILARITY: ("similarity", "similarity_window", "similarity_unnamed"),
+              Strategy.LEXICAL: ("lexical", "lexical_window")}
+    for strategy, hits in hit_lists.items():
+        names = [s for s in (*own_of.get(strategy, (strategy.value,)), *shared) if s in table.signals]
+        for h in hits:
+            n = row.get(h.id)
+            if n is None:
+                continue
+            fields: dict[str, object] = {f"z_{s}": round(float(table.z[n, table.signals.index(s)]), 4) for s in names}
+            if strategy == Strategy.SIMILARITY and "similarity_window" in names:
+                fields["window_similarity"] = round(float(table.raw[n, table.signals.index("similarity_window")]), 4)
+            if strategy == Strategy.SIMILARITY and "similarity_unnamed" in names:
+                fields["unnamed_similarity"] = round(float(table.raw[n, table.signals.index("similarity_unnamed")]), 4)
+            fields["fused"] = round(float(smoothed[n]), 4)
+            details.setdefault(h.id, []).append(
+                StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **fields}))
+    label = next(iter(hit_lists), Strategy.SIMILARITY)
+    out = []
+    for n in kept:
+        x = float(smoothed[n])
+        relevance = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+        context = StrategyDetail(label, relevance, {"context_neighbour": True, "fused": round(x, 4)})
+        out.append((table.pool[n], float(relevance), tuple(details.get(table.pool[n], ())) or (context,)))
+    return out
+
+
+class _Store:
+    """The record store's two reads fusion makes without a candidate table, over the same rows and edges."""
+
+    def __init__(self, rows: Mapping[str, FusionRow], edges: Sequence[tuple[str, str]]) -> None:
+        self._rows, self._edges = rows, edges
+
+    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
+        return {i: self._rows[i] if with_embeddings else self._rows[i]._replace(embedding=None)
+                for i in ids if i in self._rows}
+
+    def followed_by_neighbours(self, ids: Sequence[str]) -> dict[str, set[str]]:
+        wanted, out = set(ids), {}
+        for a, b in self._edges:
+            if a in wanted or b in wanted:
+                out.setdefault(a, set()).add(b)
+                out.setdefault(b, set()).add(a)
+        return out
+
+
+def _case(seed: int) -> tuple[RecallInputs, RecallInputs, dict[Strategy, list[Hit]]]:
+    """Random memories, episodes and links; random hits of a random strategy mix (ties, forgotten ids)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    ids = [f"M{j:05d}" for j in rng.permutation(n)]
+    episodes = [NO_EPISODE if rng.random() < 0.2 else f'["conv-{int(rng.integers(0, max(2, n // 15)))}"]'
+                for _ in ids]
+    entities = [None if rng.random() < 0.3 else str(rng.choice(NAMES)) for _ in ids]
+    vectors = rng.normal(size=(n, WIDTH)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors[rng.random(n) < 0.05] = vectors[0]  # identical embeddings: tied cosines
+    edges = [(ids[j], ids[j + 1]) for j in range(n - 1) if rng.random() < 0.7]
+    edges += [(ids[int(a)], ids[int(b)]) for a, b in rng.integers(0, n, size=(n // 10, 2)) if a != b]
+    forgotten = set(rng.choice(ids, size=n // 20, replace=False).tolist())
+    live = [j for j, i in enumerate(ids) if i not in forgotten]
+    table = CandidateTable((1, 1), CandidateColumns([ids[j] for j in live], [episodes[j] for j in live],
+                                                    [entities[j] for j in live], vectors[live]), edges)
+    rows = {ids[j]: FusionRow(episodes[j], vectors[j], entities[j]) for j in live}
+    excluded = frozenset(rng.choice(ids, size=n // 25, replace=False).tolist())
+    strategies = [s for s in Strategy if rng.random() < 0.6] or [Strategy.SIMILARITY]
+    hit_lists: dict[Strategy, list[Hit]] = {}
+    for strategy in strategies:
+        chosen = rng.choice(ids, size=int(rng.integers(0, min(n, 60) + 1)), replace=False).tolist()
+        relevance = rng.choice([0.1, 0.5, 0.5, 0.9], len(chosen)) if rng.random() < 0.5 else rng.random(len(chosen))
+        hits = []
+        for i, r in zip(chosen, relevance.tolist(), strict=True):
+            fields: dict[str, object] = {"rank": len(hits)}
+            if strategy == Strategy.LEXICAL:
+                fields["bm25"] = float(rng.choice([0.0, 1.5, 3.0, rng.random() * 5]))
+                if rng.random() < 0.7:
+                    fields["window_bm25"] = float(rng.random() * 8)
+            hits.append(Hit(i, float(r), StrategyDetail(strategy, float(r), fields)))
+        hit_lists[strategy] = hits
+    cue_text = " ".join(rng.choice(["what", "did", "melanie", "gina", "read", "smith", "paint"], 4).tolist())
+    cue = None if rng.random() < 0.15 else rng.normal(size=WIDTH).astype(np.float32)
+    plain = rng.normal(size=WIDTH).astype(np.float32) if cue is not None and rng.random() < 0.5 else None
+    request = build_request(cue_text, strategies=["similarity", "lexical"])
+    common = {"request": request, "cue_embedding": cue, "cue_parse": dict, "vectors": None, "timeline": None,
+              "graph": None, "structures": None, "excluded": excluded, "unnamed_embedding": plain}
+    with_table = RecallInputs(store=None, candidates=lambda: table, **common)  # type: ignore[arg-type]
+    from_store = RecallInputs(store=_Store(rows, edges), **common)  # type: ignore[arg-type]
+    return with_table, from_store, hit_lists
+
+
+SETTINGS = [
+    PLAIN_FUSION,
+    *(p.fusion for p in PRESETS.values()),
+    FusionSettings(MappingProxyType({"similarity_window": 1.0, "entity_named": 0.5, "similarity_unnamed": 0.7}),
+                   neighbour_weight=0.3, episode_weight=0.2, episode_decay=0.5),
+    FusionSettings(MappingProxyType({"similarity_window": 0.4, "temporal": 0.0}), episode_weight=0.4),
+    FusionSettings(MappingProxyType({"similarity_window": 2.0, "lexical_window": 0.3}), neighbour_weight=0.5),
+]
+
+
+def _same_frame(a: fusion.FusionFrame, b: fusion.FusionFrame) -> None:
+    assert a.pool == b.pool and a.signals == b.signals
+    assert np.allclose(a.raw, b.raw, rtol=0, atol=1e-12) and np.allclose(a.z, b.z, rtol=0, atol=1e-12)
+    for name in ("neighbours", "group", "grouped", "by_id"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_columnar_fusion_equals_the_per_candidate_fusion(seed: int) -> None:
+    with_table, from_store, hit_lists = _case(seed)
+    flags = [(w, e, u, s) for w in (True, False) for e in (True, False) for u in (True, False) for s in (True, False)]
+    for windows, entities, unnamed, smoothing in flags[seed % 4 :: 4]:
+        expected = reference_frame(with_table, hit_lists, windows, entities, unnamed, smoothing)
+        for inp in (with_table, from_store):
+            _same_frame(fusion.frame(inp, hit_lists, windows, entities, unnamed, smoothing), expected)
+    for settings in SETTINGS:
+        for limit in (5, 40, 1000):
+            expected_fused = reference_fuse(with_table, hit_lists, settings, limit)
+            for inp in (with_table, from_store):
+                got = fusion.fuse(inp, hit_lists, settings, limit)
+                assert [f.id for f in got] == [e[0] for e in expected_fused]
+                assert np.allclose([f.relevance for f in got], [e[1] for e in expected_fused], rtol=0, atol=1e-12)
+                assert [f.details for f in got] == [e[2] for e in expected_fused]
+                # Details on demand: any subset of the kept ids, each as the full list gives it.
+                result = fusion.fused(inp, hit_lists, settings, limit)
+                some = result.ids[::3]
+                assert result.details(some) == {f.id: f.details for f in got if f.id in some}
