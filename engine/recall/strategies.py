@@ -5,6 +5,7 @@ They read the indexes only; hydration, scoring and access counting happen once, 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from collections.abc import Mapping as ReadOnlyMap
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from engine import config
+from engine.analogy.graph import Episode
 from engine.analogy.mapping import Mapping, map_episodes, self_score
 from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
@@ -38,6 +40,49 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class CueReading:
+    """The cue's structure as analogical recall reads it, with the part of its MAC stage that needs no
+    embedding: made on the parse's thread right after spaCy (`read_cue`), while the cue is still being
+    embedded, instead of after the strategies have started."""
+
+    structure: dict[str, Any]
+    episode: Episode
+    self_score: float  # the mapper's normaliser for the cue
+    features: tuple[str, ...]
+    # The memories whose feature sets are nearest the cue's (`StructureIndex.best_matches` of `pool`), and
+    # their feature overlap with the cue; None when the structural stage was not run here (alpha == 1).
+    structural: tuple[str, ...] | None = None
+    overlap: dict[str, float] = field(default_factory=dict)
+    pool: int = 0
+
+
+def read_cue(
+    structure: dict[str, Any], request: RecallRequest | None = None,
+    structures: Callable[[], StructureIndex] | None = None,
+) -> CueReading:
+    """The cue's `CueReading`; with a request and the structure index, also the structural candidates of
+    analogical's MAC stage (the same values `analogical` would compute: nothing here reads the embedding)."""
+    ep = episode(structure)
+    features = tuple(structure.get("features", []))
+    reading = CueReading(structure, ep, float(structure.get("self") or self_score(ep)), features)
+    if request is None or structures is None or request.analogical_alpha >= 1:
+        return reading
+    pool = request.top_k * config.ANALOGICAL_CANDIDATE_FACTOR
+    index = structures()
+    structural = tuple(i for i, _ in index.best_matches(features, pool))
+    overlap = index.similarities(features, structural)
+    return dataclasses.replace(reading, structural=structural, overlap=overlap, pool=pool)
+
+
+_NO_CUE = CueReading({}, Episode(), 0.0, ())
+
+
+def no_cue() -> CueReading:
+    """The reading of recalls that do not parse the cue (no analogical strategy): nothing read."""
+    return _NO_CUE
+
+
+@dataclass(frozen=True, slots=True)
 class RecallInputs:
     """What the strategies read: the request, the cue's embedding and structure, and the indexes."""
 
@@ -45,7 +90,7 @@ class RecallInputs:
     cue_embedding: np.ndarray | None
     # The cue's structure (analogical recall), asked for only where it is read: the cue's spaCy parse runs on
     # a side thread, and the strategies that do not read it run meanwhile instead of waiting for it.
-    cue_parse: Callable[[], dict[str, Any]]
+    cue_parse: Callable[[], CueReading]
     store: RecordStore
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
@@ -73,11 +118,11 @@ class RecallInputs:
 
     @property
     def cue_structure(self) -> dict[str, Any]:
-        return self.cue_parse()
+        return self.cue_parse().structure
 
     @property
     def cue_features(self) -> tuple[str, ...]:
-        return tuple(self.cue_structure.get("features", []))
+        return self.cue_parse().features
 
     def overfetch(self, k: int) -> int:
         """How many neighbours to ask for so that dropping excluded ids still leaves about k."""
@@ -276,34 +321,44 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
-    structural = [i for i, _ in inp.structures().best_matches(inp.cue_features, pool)] if alpha < 1 else []
+    cue = inp.cue_parse()
+    overlap: dict[str, float] = {}
+    if alpha >= 1:
+        structural: Sequence[str] = []
+    elif cue.structural is not None and cue.pool == pool:  # read beside the embedding (`read_cue`)
+        structural, overlap = cue.structural, dict(cue.overlap)
+    else:
+        structural = [i for i, _ in inp.structures().best_matches(cue.features, pool)]
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
         table = inp.table()
         if table is not None:
-            vectors = {i: row.embedding for i, row in table.rows(missing, with_embeddings=True).items()
-                       if row.embedding is not None}
+            present = [i for i in missing if i in table.slot]
+            # One gather; each row's own dot product, as before (the same float32 sums, bit for bit).
+            for i, vector in zip(present, table.embeddings(present), strict=True):
+                embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
         else:
-            vectors = dict(inp.store.embeddings(missing))
-        for i, vector in vectors.items():
-            embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
+            for i, vector in inp.store.embeddings(missing).items():
+                embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
-        overlap = inp.structures().similarities(inp.cue_features, candidates)
+        unread = [i for i in candidates if i not in overlap]
+        if unread:
+            overlap.update(inp.structures().similarities(cue.features, unread))
 
         def cheap(i: str) -> float:
             return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]
 
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
-    cue = episode(inp.cue_structure)
-    cue_self = float(inp.cue_structure.get("self") or self_score(cue))
+    cue_episode, cue_self = cue.episode, cue.self_score
     hits = []
     mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
     for i in candidates:
         stored = stored_episode(texts[i]) if i in texts else None
-        mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
+        mapping = (map_episodes(cue_episode, stored.episode, cue_self, stored.self_score) if stored is not None
+                   else Mapping())
         mapped[i] = (mapping, stored)
         e_sim = max(0.0, min(1.0, embedding_sim[i]))
         relevance = alpha * e_sim + (1 - alpha) * mapping.score
@@ -317,13 +372,13 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     kept = hits[: req.top_k]
-    cue_features = set(inp.cue_features)
+    cue_features = set(cue.features)
     for hit in kept:  # the shared features and the mapping in words only for what is returned
         mapping, stored = mapped[hit.id]
         if stored is not None:
             hit.detail.fields["shared_structure"] = sorted(cue_features & set(stored.features))
             if mapping.events:  # describing costs as much as mapping
-                hit.detail.fields["mapping"] = describe_mapping(mapping, cue, stored.episode)
+                hit.detail.fields["mapping"] = describe_mapping(mapping, cue_episode, stored.episode)
     return kept
 
 

@@ -255,6 +255,8 @@ def test_bm25_from_posting_lists_in_memory_matches_the_sql(store_engine: MemoryE
 # --- the all-four mix: its strategies' fast paths against plain versions ---------------------------------
 
 ALL_FOUR = ["similarity", "temporal", "causal", "analogical"]
+# A cue with events and a causal relation, so analogical's structural stage has features to match.
+STORY_CUE = "the launch slipped because legal had not approved the contract"
 
 
 def _plain_stored_episode(text: str) -> StoredEpisode | None:
@@ -275,8 +277,8 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
     store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Timestamps formatted in numpy, stored episodes parsed once per text, the cue's parse awaited only by
-    analogical recall, a fusion without smoothing that skips the pool's episodes: the same ranked ids,
-    scores and every detail field as the plain versions."""
+    analogical recall, analogical's structural stage run on the parse's thread, a fusion without smoothing
+    that skips the pool's episodes: the same ranked ids, scores and every detail field as the plain versions."""
     engine = store_engine
     speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
     mixes: list[dict[str, object]] = [
@@ -285,16 +287,24 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
         {"strategies": ["temporal"], "entity_id": speaker},
         {"strategies": ["temporal", "similarity"], "entity_id": speaker},
         {"strategies": ["causal", "analogical"], "max_depth": 3},
+        {"strategies": ["analogical"], "analogical_alpha": 0.0},
+        {"strategies": ["analogical", "similarity"], "analogical_alpha": 0.3},
+        {"strategies": ["analogical"], "analogical_alpha": 1.0},
     ]
+    cues = [*CUES, STORY_CUE]
     fast = {(cue, i): _detailed(engine.retrieve(build_request(cue, top_k=10, **params)))
-            for cue in CUES for i, params in enumerate(mixes)}
-    assert all(fast.values())
+            for cue in cues for i, params in enumerate(mixes)}
+    # structure alone (alpha 0) finds nothing for a cue without structure ("legal review of the contract terms")
+    assert [k for k, v in fast.items() if not v and mixes[k[1]].get("analogical_alpha") != 0.0] == []
+    assert fast[(STORY_CUE, 5)]
     assert any(d["mapping"] for v in fast.values() for _, _, ds in v for d in ds if d["strategy"] == "analogical")
     monkeypatch.setattr(strategies, "iso_micros", lambda times: [iso(from_micros(int(t))) for t in times])
     monkeypatch.setattr(strategies, "stored_episode", _plain_stored_episode)
+    # The cue's reading without the structural stage: analogical then runs it itself, after the search.
+    monkeypatch.setattr(facade, "read_cue", lambda structure, *_: strategies.read_cue(structure))
     whole_frame = fusion.frame
     monkeypatch.setattr(fusion, "frame", lambda *args, **kwargs: whole_frame(*args, **{**kwargs, "smoothing": True}))
-    for cue in CUES:
+    for cue in cues:
         for i, params in enumerate(mixes):
             assert _detailed(engine.retrieve(build_request(cue, top_k=10, **params))) == fast[(cue, i)]
 
