@@ -275,7 +275,7 @@ def frame(
             columns.append(_column(values, at, size, False))
     if entities and Strategy.LEXICAL in hit_lists:
         names.append("entity_named")
-        columns.append(_column(entity_named(inp, dict(zip(pool, entity, strict=False))), at, size, True))
+        columns.append(_column(entity_named(inp, dict(zip(pool, entity[:size], strict=True))), at, size, True))
     raw = np.empty((size, len(columns)), dtype=np.float64, order="F")  # column-major: each signal contiguous
     for n, column in enumerate(columns):
         raw[:, n] = column
