@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -65,10 +66,13 @@ def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[
 
 def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
     """Ragged index lists as one matrix, short rows filled with `pad` (at least one column)."""
-    width = max(1, max((len(r) for r in rows), default=0))
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    width = max(1, int(lengths.max(initial=0)))
     out = np.full((len(rows), width), pad, dtype=np.int64)
-    for n, r in enumerate(rows):
-        out[n, : len(r)] = r
+    total = int(lengths.sum())
+    if total:
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out[np.repeat(np.arange(len(rows)), lengths), np.arange(total) - starts] = list(chain.from_iterable(rows))
     return out
 
 
@@ -296,10 +300,12 @@ def _window_cosines(matrix: np.ndarray, cos: np.ndarray, members_of: np.ndarray)
     """The cue's cosine with each window vector (the sum of its members' embeddings: `members_of` holds row
     numbers of `matrix`, padded with len(matrix)): the sum of the members' cosines over the summed vector's norm,
     the members added in column order."""
-    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
-    summed = padded[members_of[:, 0]]
+    count = len(matrix)
+    summed = matrix[members_of[:, 0]]  # a copy: each window's own row first
     for c in range(1, members_of.shape[1]):
-        summed = summed + padded[members_of[:, c]]
+        at = members_of[:, c]
+        has = at < count  # the padding adds nothing
+        summed[has] += matrix[at[has]]
     norms = np.linalg.norm(summed, axis=1)
     dots = np.append(cos, 0.0)[members_of].sum(axis=1)
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
