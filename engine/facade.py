@@ -566,12 +566,9 @@ class MemoryEngine:
             if not self._structures_checked:
                 self.reextract_structures()
             # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their
-            # kernels. Only analogical recall waits for it; the other strategies run meanwhile. The parse's
-            # thread goes on with what of analogical's first stage needs no embedding (`read_cue`).
-            extract, indexes, asked = self._writer.extractor.extract, self._indexes, request
-            parsing = self._strategy_pool().submit(
-                lambda: read_cue(extract([asked.cue])[0], asked, lambda: indexes.structures)
-            )
+            # kernels. Only analogical recall waits for it; the other strategies run meanwhile.
+            extract, cue = self._writer.extractor.extract, request.cue
+            parsing = self._strategy_pool().submit(lambda: read_cue(extract([cue])[0]))
 
             def cue_parse() -> CueReading:
                 return parsing.result()

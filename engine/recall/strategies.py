@@ -5,7 +5,6 @@ They read the indexes only; hydration, scoring and access counting happen once, 
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from collections.abc import Mapping as ReadOnlyMap
@@ -41,37 +40,20 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class CueReading:
-    """The cue's structure as analogical recall reads it, with the part of its MAC stage that needs no
-    embedding: made on the parse's thread right after spaCy (`read_cue`), while the cue is still being
-    embedded, instead of after the strategies have started."""
+    """The cue's structure as analogical recall reads it, made on the parse's thread right after spaCy
+    (`read_cue`), while the cue is still being embedded."""
 
     structure: dict[str, Any]
     episode: Episode
     self_score: float  # the mapper's normaliser for the cue
     features: tuple[str, ...]
-    # The memories whose feature sets are nearest the cue's (`StructureIndex.best_matches` of `pool`), and
-    # their feature overlap with the cue; None when the structural stage was not run here (alpha == 1).
-    structural: tuple[str, ...] | None = None
-    overlap: dict[str, float] = field(default_factory=dict)
-    pool: int = 0
 
 
-def read_cue(
-    structure: dict[str, Any], request: RecallRequest | None = None,
-    structures: Callable[[], StructureIndex] | None = None,
-) -> CueReading:
-    """The cue's `CueReading`; with a request and the structure index, also the structural candidates of
-    analogical's MAC stage (the same values `analogical` would compute: nothing here reads the embedding)."""
+def read_cue(structure: dict[str, Any]) -> CueReading:
+    """The cue's `CueReading`: its episode, self-match and features, read once from its structure."""
     ep = episode(structure)
     features = tuple(structure.get("features", []))
-    reading = CueReading(structure, ep, float(structure.get("self") or self_score(ep)), features)
-    if request is None or structures is None or request.analogical_alpha >= 1:
-        return reading
-    pool = request.top_k * config.ANALOGICAL_CANDIDATE_FACTOR
-    index = structures()
-    structural = tuple(i for i, _ in index.best_matches(features, pool))
-    overlap = index.similarities(features, structural)
-    return dataclasses.replace(reading, structural=structural, overlap=overlap, pool=pool)
+    return CueReading(structure, ep, float(structure.get("self") or self_score(ep)), features)
 
 
 _NO_CUE = CueReading({}, Episode(), 0.0, ())
@@ -322,13 +304,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
     cue = inp.cue_parse()
-    overlap: dict[str, float] = {}
-    if alpha >= 1:
-        structural: Sequence[str] = []
-    elif cue.structural is not None and cue.pool == pool:  # read beside the embedding (`read_cue`)
-        structural, overlap = cue.structural, dict(cue.overlap)
-    else:
-        structural = [i for i, _ in inp.structures().best_matches(cue.features, pool)]
+    structural = [i for i, _ in inp.structures().best_matches(cue.features, pool)] if alpha < 1 else []
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
@@ -343,9 +319,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
-        unread = [i for i in candidates if i not in overlap]
-        if unread:
-            overlap.update(inp.structures().similarities(cue.features, unread))
+        overlap = inp.structures().similarities(cue.features, candidates)
 
         def cheap(i: str) -> float:
             return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]

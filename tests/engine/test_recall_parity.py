@@ -277,7 +277,7 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
     store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Timestamps formatted in numpy, stored episodes parsed once per text, the cue's parse awaited only by
-    analogical recall, analogical's structural stage run on the parse's thread, a fusion without smoothing
+    analogical recall, a fusion without smoothing
     that skips the pool's episodes: the same ranked ids, scores and every detail field as the plain versions."""
     engine = store_engine
     speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
@@ -300,8 +300,6 @@ def test_all_four_and_each_strategy_match_their_plain_versions(
     assert any(d["mapping"] for v in fast.values() for _, _, ds in v for d in ds if d["strategy"] == "analogical")
     monkeypatch.setattr(strategies, "iso_micros", lambda times: [iso(from_micros(int(t))) for t in times])
     monkeypatch.setattr(strategies, "stored_episode", _plain_stored_episode)
-    # The cue's reading without the structural stage: analogical then runs it itself, after the search.
-    monkeypatch.setattr(facade, "read_cue", lambda structure, *_: strategies.read_cue(structure))
     whole_frame = fusion.frame
     monkeypatch.setattr(fusion, "frame", lambda *args, **kwargs: whole_frame(*args, **{**kwargs, "smoothing": True}))
     for cue in cues:
