@@ -238,14 +238,15 @@ def _top_by_composite(inp: RecallInputs, ids: np.ndarray, times: np.ndarray, k: 
     """Positions of the k best of a no-cue pool by the composite score, with the facade's tie-break
     (score, then newest, then id); memories forgotten meanwhile drop out."""
     assert inp.now is not None
-    found, importance, access = inp.store.score_columns(ids.tolist())
+    found = inp.store.score_inputs(ids.tolist())
     position = {memory_id: p for p, memory_id in enumerate(ids.tolist())}
-    where = np.fromiter((position[i] for i in found), dtype=np.int64, count=len(found))
+    where = np.fromiter((position[i] for i in found.ids), dtype=np.int64, count=len(found.ids))
     if len(where) == 0:
         return where
     created = times[where]
     score = scoring.composite_arrays(
-        np.ones(len(where)), created, importance, access, to_micros(inp.now), inp.request.scoring_weights
+        np.ones(len(where)), created, found.importance, found.access_count, to_micros(inp.now),
+        inp.request.scoring_weights,
     )
     id_rank = np.argsort(np.argsort(ids[where]))  # ids are unique: their sort order breaks the last ties
     order = np.lexsort((id_rank, -created, -score))

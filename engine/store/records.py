@@ -57,7 +57,7 @@ DROP INDEX IF EXISTS memories_entity_time;
 CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
 CREATE INDEX IF NOT EXISTS memories_revisions ON memories (id) WHERE kind = 'revision';
 CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
--- What ranking reads of a candidate (score_inputs, score_columns, created_at_of), covered by an index:
+-- What ranking reads of a candidate (score_inputs, created_at_of), covered by an index:
 -- a few dozen entries per page instead of one table row (embedding included) per page.
 CREATE UNIQUE INDEX IF NOT EXISTS memories_scores ON memories (id, importance, created_at, access_count);
 CREATE TABLE IF NOT EXISTS edges (
@@ -485,18 +485,6 @@ class RecordStore:
         found, importance, created, access = zip(*rows, strict=True)
         return ScoreInputs(list(found), np.array(importance, dtype=np.float64), np.array(created, dtype=np.int64),
                            np.array(access, dtype=np.int64))
-
-    def score_columns(self, ids: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """(ids that exist, importance, access_count) as arrays: the per-memory inputs of a vectorised
-        composite score (temporal recall scores a whole window's pool at once)."""
-        found: list[str] = []
-        importance: list[float] = []
-        access: list[int] = []
-        for r in self._query_ids(f"SELECT id, importance, access_count FROM memories {self._scores}", ids):
-            found.append(r[0])
-            importance.append(r[1])
-            access.append(r[2])
-        return found, np.asarray(importance, dtype=np.float64), np.asarray(access, dtype=np.int64)
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         rows = self._query(f"SELECT {_MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,))

@@ -224,10 +224,6 @@ def test_ranking_reads_go_through_the_covering_index_and_match_whole_memories(st
         m = memories[memory_id]
         assert (importance, access_count) == (m.importance, m.access_count)
         assert from_micros(created_us) == m.created_at
-    found, importance_col, access_col = store.score_columns(ids)
-    assert [(memories[i].importance, memories[i].access_count) for i in found] == list(
-        zip(importance_col.tolist(), access_col.tolist(), strict=True)
-    )
     assert store.created_at_of(ids) == dict(zip(inputs.ids, inputs.created_us.tolist(), strict=True))
 
 
