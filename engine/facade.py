@@ -63,7 +63,7 @@ from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import with_matched_terms
 from engine.recall.registry import STRATEGIES
-from engine.recall.strategies import CueReading, Hit, RecallInputs, no_cue, read_cue
+from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
 from engine.store.records import RecordStore, ScoreInputs, from_micros, to_micros
@@ -560,18 +560,17 @@ class MemoryEngine:
             resolved = self.resolve_entity(request.entity_id)
             if resolved != request.entity_id:
                 request = dataclasses.replace(request, entity_id=resolved)
-        cue_parse: Callable[[], CueReading] = no_cue
+        cue_parse: Callable[[], dict[str, Any]] = dict
         if Strategy.ANALOGICAL in request.strategies:
             self._structures.catch_up()  # the read barrier: no pending structure is missed
             if not self._structures_checked:
                 self.reextract_structures()
             # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their
             # kernels. Only analogical recall waits for it; the other strategies run meanwhile.
-            extract, cue = self._writer.extractor.extract, request.cue
-            parsing = self._strategy_pool().submit(lambda: read_cue(extract([cue])[0]))
+            parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
 
-            def cue_parse() -> CueReading:
-                return parsing.result()
+            def cue_parse() -> dict[str, Any]:
+                return parsing.result()[0]
         if request.needs_cue_embedding and not self._indexes.vectors_open and not self._searches_exactly(request):
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
         cue_embedding, unnamed_embedding = self._cue_embeddings(request)

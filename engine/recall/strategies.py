@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from engine import config
-from engine.analogy.graph import Episode
 from engine.analogy.mapping import Mapping, map_episodes, self_score
 from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
@@ -39,32 +38,6 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
-class CueReading:
-    """The cue's structure as analogical recall reads it, made on the parse's thread right after spaCy
-    (`read_cue`), while the cue is still being embedded."""
-
-    structure: dict[str, Any]
-    episode: Episode
-    self_score: float  # the mapper's normaliser for the cue
-    features: tuple[str, ...]
-
-
-def read_cue(structure: dict[str, Any]) -> CueReading:
-    """The cue's `CueReading`: its episode, self-match and features, read once from its structure."""
-    ep = episode(structure)
-    features = tuple(structure.get("features", []))
-    return CueReading(structure, ep, float(structure.get("self") or self_score(ep)), features)
-
-
-_NO_CUE = CueReading({}, Episode(), 0.0, ())
-
-
-def no_cue() -> CueReading:
-    """The reading of recalls that do not parse the cue (no analogical strategy): nothing read."""
-    return _NO_CUE
-
-
-@dataclass(frozen=True, slots=True)
 class RecallInputs:
     """What the strategies read: the request, the cue's embedding and structure, and the indexes."""
 
@@ -72,7 +45,7 @@ class RecallInputs:
     cue_embedding: np.ndarray | None
     # The cue's structure (analogical recall), asked for only where it is read: the cue's spaCy parse runs on
     # a side thread, and the strategies that do not read it run meanwhile instead of waiting for it.
-    cue_parse: Callable[[], CueReading]
+    cue_parse: Callable[[], dict[str, Any]]
     store: RecordStore
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
@@ -100,11 +73,11 @@ class RecallInputs:
 
     @property
     def cue_structure(self) -> dict[str, Any]:
-        return self.cue_parse().structure
+        return self.cue_parse()
 
     @property
     def cue_features(self) -> tuple[str, ...]:
-        return self.cue_parse().features
+        return tuple(self.cue_structure.get("features", []))
 
     def overfetch(self, k: int) -> int:
         """How many neighbours to ask for so that dropping excluded ids still leaves about k."""
@@ -304,8 +277,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
-    cue = inp.cue_parse()
-    structural = [i for i, _ in inp.structures().best_matches(cue.features, pool)] if alpha < 1 else []
+    structural = [i for i, _ in inp.structures().best_matches(inp.cue_features, pool)] if alpha < 1 else []
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
@@ -320,20 +292,20 @@ def analogical(inp: RecallInputs) -> list[Hit]:
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
-        overlap = inp.structures().similarities(cue.features, candidates)
+        overlap = inp.structures().similarities(inp.cue_features, candidates)
 
         def cheap(i: str) -> float:
             return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]
 
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
-    cue_episode, cue_self = cue.episode, cue.self_score
+    cue = episode(inp.cue_structure)
+    cue_self = float(inp.cue_structure.get("self") or self_score(cue))
     hits = []
     mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
     for i in candidates:
         stored = stored_episode(texts[i]) if i in texts else None
-        mapping = (map_episodes(cue_episode, stored.episode, cue_self, stored.self_score) if stored is not None
-                   else Mapping())
+        mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
         mapped[i] = (mapping, stored)
         e_sim = max(0.0, min(1.0, embedding_sim[i]))
         relevance = alpha * e_sim + (1 - alpha) * mapping.score
@@ -347,13 +319,13 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
     kept = hits[: req.top_k]
-    cue_features = set(cue.features)
+    cue_features = set(inp.cue_features)
     for hit in kept:  # the shared features and the mapping in words only for what is returned
         mapping, stored = mapped[hit.id]
         if stored is not None:
             hit.detail.fields["shared_structure"] = sorted(cue_features & set(stored.features))
             if mapping.events:  # describing costs as much as mapping
-                hit.detail.fields["mapping"] = describe_mapping(mapping, cue_episode, stored.episode)
+                hit.detail.fields["mapping"] = describe_mapping(mapping, cue, stored.episode)
     return kept
 
 
