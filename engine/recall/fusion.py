@@ -46,13 +46,6 @@ _SIGNALS_OF = {
 _SHARED_SIGNALS = ("entity_named",)
 
 
-@dataclass(frozen=True, slots=True)
-class Fused:
-    id: str
-    relevance: float
-    details: tuple[StrategyDetail, ...]
-
-
 def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[str, float]:
     """1 for a candidate whose entity (a conversation message's speaker, a document's subject) the cue
     names by any word of the entity's name, else 0: "What did Melanie read?" favours what Melanie said over
@@ -365,15 +358,6 @@ def fused(
     ids = tuple(table.pool[n] for n in kept)
     relevance = tuple(_logistic(x) for x in smoothed[kept].tolist())
     return Fusion(ids, relevance, table, smoothed, dict(zip(ids, kept, strict=True)), hit_lists)
-
-
-def fuse(
-    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
-) -> list[Fused]:
-    """The best `limit` candidates with their fused relevance and every strategy's detail, best first."""
-    result = fused(inp, hit_lists, settings, limit)
-    details = result.details(result.ids)
-    return [Fused(i, r, details[i]) for i, r in zip(result.ids, result.relevance, strict=True)]
 
 
 def _context_detail(label: Strategy, smoothed: float) -> StrategyDetail:

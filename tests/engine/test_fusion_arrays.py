@@ -253,11 +253,11 @@ def test_columnar_fusion_equals_the_per_candidate_fusion(seed: int) -> None:
         for limit in (5, 40, 1000):
             expected_fused = reference_fuse(with_table, hit_lists, settings, limit)
             for inp in (with_table, from_store):
-                got = fusion.fuse(inp, hit_lists, settings, limit)
-                assert [f.id for f in got] == [e[0] for e in expected_fused]
-                assert np.allclose([f.relevance for f in got], [e[1] for e in expected_fused], rtol=0, atol=1e-12)
-                assert [f.details for f in got] == [e[2] for e in expected_fused]
-                # Details on demand: any subset of the kept ids, each as the full list gives it.
                 result = fusion.fused(inp, hit_lists, settings, limit)
+                details = result.details(result.ids)
+                assert list(result.ids) == [e[0] for e in expected_fused]
+                assert np.allclose(result.relevance, [e[1] for e in expected_fused], rtol=0, atol=1e-12)
+                assert [details[i] for i in result.ids] == [e[2] for e in expected_fused]
+                # Details on demand: any subset of the kept ids, each as the full list gives it.
                 some = result.ids[::3]
-                assert result.details(some) == {f.id: f.details for f in got if f.id in some}
+                assert fusion.fused(inp, hit_lists, settings, limit).details(some) == {i: details[i] for i in some}
