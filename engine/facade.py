@@ -673,6 +673,7 @@ class MemoryEngine:
         best = candidates.relevance
         now = self.clock.now()
         memories: dict[str, Memory] | None = None
+        contenders: list[tuple[str, datetime | None, float, int]]
         if len(best) <= 2 * top_k:
             memories = self._store.get_many(list(best))  # drops anything forgotten meanwhile
             contenders = [(i, m.created_at, m.importance, m.access_count) for i, m in memories.items()]
