@@ -25,7 +25,10 @@ WHY_MISSED = {
     "embedding and slows it on 2 cores (parsing after the embedding instead measured the same); analogical "
     "then maps structures of its candidates; fusion scores a pool of about 350-550 as numpy columns (0.7 ms "
     "warm, about 2 ms in a recall at 10k) and ranking reads 100 of them from SQLite (about 1 ms); above the "
-    "candidate table's size (config.CANDIDATE_TABLE_MAX_MEMORIES, 150,000) the fused pool is read from SQLite",
+    "candidate table's size (config.CANDIDATE_TABLE_MAX_MEMORIES, 150,000) the fused pool is read from SQLite; "
+    "the parse takes the GIL back about 200 times per cue, so every other thread's Python delays it, and all "
+    "four need about 2.5 floors of CPU on 2 cores; a shorter switch interval, one BLAS thread and reordering "
+    "the strategies around the parse did not win in alternating A/B pairs (docs/analogy.md, session 10)",
     "temporal": "a temporal recall scores a pool of the entity's newest max(20 x top_k, 200) memories (so "
     "weightier ones can outrank merely newer ones): the slice is O(log n + k) and the pool is scored in "
     "numpy; its importance and access counts come from one SQLite read of a covering index (about 0.2 ms "
