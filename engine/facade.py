@@ -361,6 +361,8 @@ class MemoryEngine:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
         an alias or unique prefix of ("meridian" -> "meridian analytics"); AmbiguousEntityError lists the
         candidates when several match."""
+        if self._indexes.has_entity(entity_id):  # memories use it as given: no query (a timeline recall's case)
+            return entity_id
         return self._entities.resolve(entity_id)
 
     def resolve_memory_id(self, text: str) -> str:
@@ -665,24 +667,34 @@ class MemoryEngine:
         """Score and cut to top_k, reading whole memories (and building strategy details) for the winners only.
 
         A candidate's score needs just its importance, created_at and access_count: a temporal pool of
-        hundreds is scored from those and only the top_k are read and parsed in full.
+        hundreds is scored from those and only the top_k are read and parsed in full. A single strategy's few
+        candidates (at most 2 x top_k, all of them contenders) are read whole at once: one query, not two.
         """
         best = candidates.relevance
         now = self.clock.now()
-        inputs = self._store.score_inputs(list(best))  # drops anything forgotten meanwhile
-        relevance = np.array([best[i] for i in inputs.ids], dtype=np.float64)
+        memories: dict[str, Memory] | None = None
+        contenders: list[tuple[str, datetime | None, float, int]]
+        if len(best) <= 2 * top_k:
+            memories = self._store.get_many(list(best))  # drops anything forgotten meanwhile
+            contenders = [(i, m.created_at, m.importance, m.access_count) for i, m in memories.items()]
+        else:
+            inputs = self._store.score_inputs(list(best))
+            relevance = np.array([best[i] for i in inputs.ids], dtype=np.float64)
+            contenders = [
+                (inputs.ids[n], from_micros(int(inputs.created_us[n])), float(inputs.importance[n]),
+                 int(inputs.access_count[n]))
+                for n in _contenders(relevance, inputs, now, weights, top_k)
+            ]
         ranked = []
-        for n in _contenders(relevance, inputs, now, weights, top_k):
-            i = inputs.ids[n]
-            created = from_micros(int(inputs.created_us[n]))
+        for i, created, importance, access_count in contenders:
             assert created is not None
-            signals = scoring.signals_from(best[i], created, float(inputs.importance[n]), int(inputs.access_count[n]),
-                                           now)
+            signals = scoring.signals_from(best[i], created, importance, access_count, now)
             score = scoring.composite(signals, weights)
             ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
         ranked.sort(key=lambda r: r[0])
         winners = ranked[:top_k]
-        memories = self._store.get_many([i for *_, i in winners])
+        if memories is None:
+            memories = self._store.get_many([i for *_, i in winners])
         details = candidates.details([i for *_, i in winners if i in memories])
         return [
             RecallResult(memories[i], score, signals, tuple(details[i]))

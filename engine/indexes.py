@@ -157,6 +157,13 @@ class Indexes:
                     self._timeline = TimelineIndex(rows)
             return self._timeline
 
+    def has_entity(self, entity_id: str) -> bool:
+        """Whether memories use this entity id, answered from the timeline when it is built (False when it is
+        not: building it for this question would cost more than asking the store)."""
+        with self._lock:
+            timeline = self._timeline
+        return timeline is not None and timeline.has(entity_id)
+
     @property
     def graph(self) -> GraphIndex:
         with self._lock:

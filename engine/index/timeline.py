@@ -131,6 +131,10 @@ class TimelineIndex:
         ids, times = self.window(entity_id, start_us, end_us, limit)
         return list(zip(ids.tolist(), times.tolist(), strict=True))
 
+    def has(self, entity_id: str) -> bool:
+        """Whether any memory of this entity is on the timeline."""
+        return self._line(entity_id) is not None
+
     def entities(self) -> list[str]:
         with self._lock:
             names = set(self._lines) | set(self._pending)

@@ -58,6 +58,20 @@ def test_a_batch_embeds_each_text_as_alone() -> None:
     assert np.max(1 - cosines) <= 1e-6, np.max(1 - cosines)
 
 
+def test_one_text_gets_the_vector_of_its_batch_tokenization() -> None:
+    """A single text is tokenized with the tokenizer's `encode` (no hand-off to its worker pool): the same
+    ids, type ids and mask as `encode_batch`, truncation included, so exactly the same vector."""
+    onnx = OnnxEmbedder()
+    model = onnx._load()
+    for text in TEXTS:
+        batched = model.tokenizer.encode_batch([text, "another text beside it"])[0]
+        single = model.tokenizer.encode(text)
+        assert (single.ids, single.type_ids, single.attention_mask) == (
+            batched.ids, batched.type_ids, batched.attention_mask
+        )
+        np.testing.assert_array_equal(onnx.encode([text])[0], model.run([batched])[0])
+
+
 def test_no_texts_give_an_empty_matrix() -> None:
     assert OnnxEmbedder().encode([]).shape == (0, 384)
 

@@ -60,6 +60,7 @@ def test_timeline_matches_a_brute_force_model_under_random_writes(seed: int) -> 
             start, end = rng.choice([None, rng.randrange(40)]), rng.choice([None, rng.randrange(40)])
             limit = rng.choice([None, 1, 5, 30])
             assert timeline.range(entity, start, end, limit) == _brute(model, entity, start, end, limit), step
+            assert timeline.has(entity) == any(e == entity for e, _, _ in model.values()), step
         order += 1
     assert len(timeline) == len(model)
     assert timeline.entities() == sorted({e for e, _, _ in model.values()})
