@@ -39,8 +39,10 @@ WHY_MISSED = {
     "hydration come on top of the floor",
     "remember_batch": "structures are extracted after the write (config.DEFER_STRUCTURES: the read barrier or "
     "the idle worker parses them, reported as the sustained rate), so a batch costs its encode plus request "
-    "parsing, one SQLite transaction and the HNSW insert (about 0.2 s per 256 texts at 2,000 memories; the "
-    "insert grows with the index); with extraction on the write path it capped near 0.65x",
+    "parsing, Chroma's HNSW insert (0.1-0.2 s of CPU per 256 texts, holding the GIL) and one SQLite "
+    "transaction, both on the two cores the encode fills; the built indexes are frozen out of the garbage "
+    "collector's full passes (docs/indexing.md, \"Batched remember\"); with extraction on the write path it "
+    "capped near 0.65x",
     "reopen": "the timeline, graph and structure indexes are rebuilt in Python from SQLite on open, and "
     "Chroma loads the HNSW segment from disk",
 }

@@ -199,6 +199,16 @@ OVERLAP_MODELS = False
 # embedding, so a synchronous write path could not beat ~0.65x the raw encode throughput on 2 cores.
 # False: extract on the write path as before (no pending marks are written).
 DEFER_STRUCTURES = True
+# remember / remember_many upsert their vectors into the vector index just before their one transaction,
+# which then stores the records marked synced: the write's separate "mark synced" transaction (a commit and
+# an fsync) is spared. A crash between the two leaves vectors the store never got;
+# the next open drops them (engine/indexes.py `commit_with_vectors`, docs/indexing.md "Batched remember").
+VECTORS_BEFORE_COMMIT = True
+# After an index is built from the store in bulk, its objects (hundreds of thousands at 100k memories) are
+# moved to the garbage collector's permanent generation (`gc.freeze`): a full collection, which a batched
+# write's allocations trigger every few batches, then no longer walks them (about 350 ms at 100k). They are
+# still freed by reference counting when dropped; they hold no reference cycles (engine/indexes.py).
+FREEZE_BUILT_INDEXES = True
 # The idle worker starts extracting once no write has come for this long (engine clock), in batches of
 # STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
 STRUCTURE_IDLE_SECONDS = 2.0

@@ -53,6 +53,9 @@ class Indexes:
         self._candidates: CandidateTable | None = None
         self._too_many_at: tuple[int, int] | None = None  # the version at which the store was too big for it
         self._postings = LexicalPostings(store)  # follows the store's version itself
+        # Held from a batch's vector upsert to its records' commit (`commit_with_vectors`) and by an erasure's
+        # rebuild and queue purge, which would otherwise drop vectors the store does not hold yet.
+        self._upsert_first = threading.Lock()
 
     # --- lazy builds ---------------------------------------------------------------------------------
     @property
@@ -115,6 +118,9 @@ class Indexes:
         # crash in the middle of an upsert). Anything outside those bounds has no mark to explain it (say
         # the index folder was deleted): repair it in full.
         total, count = store.count(), index.count()
+        if count > total:  # vectors of a batch that never committed (a crash before its commit): drop them
+            self._drop_strays(index)
+            count = index.count()
         if not total - store.count_unsynced() <= count <= total:
             log.warning("vector index out of step with the record store; rebuilding it")
             self._drop_strays(index)
@@ -242,9 +248,38 @@ class Indexes:
         self.candidates()
 
     # --- follow committed writes ---------------------------------------------------------------------------
-    def apply(self, records: Sequence[MemoryRecord], edges: Sequence[Edge]) -> None:
-        """After a commit: upsert vectors (then mark them synced) and update the built in-memory indexes."""
-        if records:
+    # --- a batch's vectors upserted before its commit -----------------------------------------------------
+    def commit_with_vectors(self, ids: Sequence[str], vectors: np.ndarray, commit: Callable[[bool], None]) -> bool:
+        """Upsert a batch's vectors, then run `commit(synced)`, the records' transaction: with `synced` (also
+        returned) the records are stored marked synced, which spares the separate transaction that marks
+        them after an upsert (`apply`). If the upsert fails, `synced` is False and `apply` upserts after the
+        commit as usual; if the commit fails, the vectors leave the index again (or, after a crash in
+        between, the next open drops them: `_reconcile`; recall only returns ids the store holds)."""
+        index = self.vectors  # opened (and reconciled) before the lock: the open may erase, which takes it
+        try:
+            with self._upsert_first:
+                try:
+                    index.upsert(ids, vectors)
+                    synced = True
+                except Exception as exc:  # noqa: BLE001 - the commit goes ahead; `apply` upserts after it
+                    log.warning("vector index not updated before the commit (%s); retried after it", exc)
+                    synced = False
+                commit(synced)
+            return synced
+        except BaseException:
+            try:
+                index.delete(ids)
+            except Exception as exc:  # noqa: BLE001 - strays the next open drops
+                log.warning("vectors of an uncommitted write left in the vector index (%s)", exc)
+            raise
+
+    # --- follow committed writes ---------------------------------------------------------------------------
+    def apply(
+        self, records: Sequence[MemoryRecord], edges: Sequence[Edge], *, vectors_synced: bool = False
+    ) -> None:
+        """After a commit: upsert vectors (then mark them synced) unless `vectors_synced` (upserted before the
+        commit and stored marked synced: `commit_with_vectors`), and update the built in-memory indexes."""
+        if records and not vectors_synced:
             ids = [r.memory.id for r in records]
             try:
                 self.vectors.upsert(ids, np.stack([r.embedding for r in records]))
@@ -346,15 +381,16 @@ class Indexes:
         when a forgotten vector is found in it (`needles` None, after a crash, means: assume it is).
         """
         if index.path is not None:
-            if needles is None or _files_hold(_segment_files(index.path), needles):
-                log.info("rebuilding the vector index so forgotten vectors leave its files")
-                index.rebuild(self._store.all_embeddings())
-                with index.exclusive():
-                    orphans = vector_files.orphan_segment_dirs(index.path)
-                for orphan in orphans:
-                    shutil.rmtree(orphan, ignore_errors=True)
-            with index.exclusive():  # Chroma's file, opened by a second SQLite library in this process
-                vector_files.purge_queue(index.path, self._store.existing)
+            with self._upsert_first:  # a batch upserted ahead of its commit commits before this, or after
+                if needles is None or _files_hold(_segment_files(index.path), needles):
+                    log.info("rebuilding the vector index so forgotten vectors leave its files")
+                    index.rebuild(self._store.all_embeddings())
+                    with index.exclusive():
+                        orphans = vector_files.orphan_segment_dirs(index.path)
+                    for orphan in orphans:
+                        shutil.rmtree(orphan, ignore_errors=True)
+                with index.exclusive():  # Chroma's file, opened by a second SQLite library in this process
+                    vector_files.purge_queue(index.path, self._store.existing)
         self._store.purge_deleted_text()
         with self._lock:
             self._follow()  # nothing the candidate table holds changed
@@ -425,5 +461,8 @@ def _bulk_build() -> Iterator[None]:
     try:
         yield
     finally:
+        if config.FREEZE_BUILT_INDEXES:
+            gc.freeze()  # what was just built lives long: full collections need not walk it again
         if enabled:
             gc.enable()
+

@@ -127,12 +127,23 @@ class Writer:
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge] = (),
         also: Callable[[sqlite3.Cursor], None] | None = None,
+        vectors_first: bool = False,
     ) -> None:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
-        bring the indexes up to date. Durable once this returns."""
+        bring the indexes up to date. Durable once this returns. `vectors_first` (remember, with
+        `config.VECTORS_BEFORE_COMMIT`): the vectors are upserted just before the transaction, which stores
+        them marked synced (`Indexes.commit_with_vectors`): one transaction instead of two."""
         self._record_model(records)
-        self.store.insert(records, edges, also=also)
-        self.indexes.apply(records, edges)
+        if vectors_first and config.VECTORS_BEFORE_COMMIT:
+            synced = self.indexes.commit_with_vectors(
+                [r.memory.id for r in records],
+                np.stack([r.embedding for r in records]),
+                lambda synced: self.store.insert(records, edges, also=also, synced=synced),
+            )
+            self.indexes.apply(records, edges, vectors_synced=synced)
+        else:
+            self.store.insert(records, edges, also=also)
+            self.indexes.apply(records, edges)
         self._committed(sum(r.structure_pending for r in records))
 
     def _committed(self, pending: int) -> None:
@@ -201,7 +212,7 @@ class Writer:
             for m, r in zip(memories, requests, strict=True)
             for spec in r.edges
         ]
-        self.commit(records, edges)
+        self.commit(records, edges, vectors_first=True)
         return memories
 
     def add_edges(self, new: Sequence[NewEdge]) -> list[Edge]:

@@ -251,13 +251,17 @@ class RecordStore:
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge],
         also: Callable[[sqlite3.Cursor], None] | None = None,
+        *,
+        synced: bool = False,
     ) -> None:
-        """Insert memories and their edges atomically; `also` writes rows that must commit with them."""
+        """Insert memories and their edges atomically; `also` writes rows that must commit with them.
+        `synced`: their vectors are in the vector index already (staged before this commit, see
+        `Indexes.commit_staged`), so they are stored marked synced rather than marked after."""
         with self.transaction() as cur:
             cur.executemany(
                 "INSERT INTO memories (id, content, importance, context, entity_id, kind, created_at, updated_at,"
                 " last_accessed_at, access_count, structure, embedding, vector_synced)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {int(synced)})",
                 [_record_params(r) for r in records],
             )
             _mark_pending(cur, [r.memory.id for r in records if r.structure_pending])
