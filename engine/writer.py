@@ -1,11 +1,12 @@
 """`Writer`: the one write path, below both the facade and ingestion.
 
 validate (done by `engine.api` parse) -> assign ids and times -> embed (and, with
-`config.DEFER_STRUCTURES` off, extract structure) -> one SQLite transaction (the truth, embeddings included,
-and a "structure pending" mark per memory whose structure is deferred) -> the derived indexes. A crash after
-the commit is repaired on the next open from the `vector_synced` marks, and pending structures are
-extracted before anything reads structures (engine/structures.py), so an acknowledged write is never lost
-and never half-visible (recall only returns ids the record store holds).
+`config.DEFER_STRUCTURES` off, extract structure) -> (a remember: its vectors into the vector index) -> one
+SQLite transaction (the truth, embeddings included, and a "structure pending" mark per memory whose
+structure is deferred) -> the derived indexes. A crash after the commit is repaired on the next open from
+the `vector_synced` marks, vectors upserted before a commit that never happened are dropped then, and
+pending structures are extracted before anything reads structures (engine/structures.py), so an
+acknowledged write is never lost and never half-visible (recall only returns ids the record store holds).
 """
 
 from __future__ import annotations

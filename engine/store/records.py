@@ -3,7 +3,8 @@
 Every index (Chroma, timeline, graph) is rebuilt or reconciled from here. Embeddings are stored with the
 memory so the vector index can be rebuilt without the model. Writes that must reach Chroma are marked
 (`vector_synced = 0`, `pending_vector_deletes`) in the same transaction as the write itself, so a crash
-between the two stores is repaired on the next open.
+between the two stores is repaired on the next open (a remember whose vectors reached Chroma just before
+its transaction stores them marked synced: `Indexes.commit_with_vectors`).
 """
 
 from __future__ import annotations
