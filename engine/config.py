@@ -208,7 +208,9 @@ VECTORS_BEFORE_COMMIT = True
 # moved to the garbage collector's permanent generation (`gc.freeze`): a full collection, which a batched
 # write's allocations trigger every few batches, then no longer walks them (about 350 ms at 100k). They are
 # still freed by reference counting when dropped; they hold no reference cycles (engine/indexes.py). The
-# cost: cyclic garbage that happens to be uncollected at a build's end is frozen too and never collected.
+# cost: `gc.freeze` is process-wide, so every object alive at a build's end is frozen, the host program's
+# too; any of them that is, or later becomes, part of an unreachable reference cycle is never collected.
+# Set False where a long-lived host makes many such cycles before opening the engine.
 FREEZE_BUILT_INDEXES = True
 # The idle worker starts extracting once no write has come for this long (engine clock), in batches of
 # STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).

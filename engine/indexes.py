@@ -247,7 +247,6 @@ class Indexes:
             pass
         self.candidates()
 
-    # --- follow committed writes ---------------------------------------------------------------------------
     # --- a batch's vectors upserted before its commit -----------------------------------------------------
     def commit_with_vectors(self, ids: Sequence[str], vectors: np.ndarray, commit: Callable[[bool], None]) -> bool:
         """Upsert a batch's vectors, then run `commit(synced)`, the records' transaction: with `synced` (also
@@ -465,4 +464,3 @@ def _bulk_build() -> Iterator[None]:
             gc.freeze()  # what was just built lives long: full collections need not walk it again
         if enabled:
             gc.enable()
-
