@@ -62,3 +62,9 @@ SCALE_BUDGET ?= 60
 bench-scale: setup
 	$(BENCH_PY) -m benchmarks.scale --sizes $(SCALE_SIZES) --budget-minutes $(SCALE_BUDGET) --save
 	$(BENCH_PY) -m benchmarks.run --report-only
+
+# The offline contradiction checks (engine/contradictions/) on the labelled statement pairs, tune and held-out
+# halves reported apart: benchmarks/results/contradictions.json, docs/contradictions.md.
+.PHONY: bench-contradictions
+bench-contradictions: setup
+	$(BENCH_PY) -m benchmarks.contradictions.evaluate --json benchmarks/results/contradictions.json

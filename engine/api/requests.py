@@ -39,9 +39,9 @@ def _int(name: str, value: object, lo: int, hi: int, error: type[ValidationError
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise error(f"{name} must be an integer, got {value!r}")
+        raise error(f"{name} must be an integer, got {validation.short_repr(value)}")
     if not lo <= value <= hi:
-        raise error(f"{name} must be between {lo} and {hi}, got {value}")
+        raise error(f"{name} must be between {lo} and {hi}, got {validation.short_repr(value)}")
     return value
 
 
@@ -149,7 +149,7 @@ class RememberRequest:
             importance=validation.importance(values.get("importance")),
             context=validation.context(values.get("context")),
             entity_id=validation.entity_id(values.get("entity_id")),
-            kind=validation.kind(values.get("kind", MemoryKind.EPISODE)),
+            kind=validation.new_kind(values.get("kind", MemoryKind.EPISODE)),
             created_at=None if created in (None, "") else validation.timestamp(created, what="created_at"),
             edges=tuple(parse_edge_spec(e) for e in edges),
         )
@@ -285,9 +285,7 @@ class IngestRequest:
             raise ValidationError(f"unknown extractor {extractor!r}; expected offline or llm")
         seconds = values.get("file_seconds")
         if seconds is not None:
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
-                raise ValidationError(f"file_seconds must be a number of seconds >= 0 (0: no limit), got {seconds!r}")
-            seconds = float(seconds)
+            seconds = validation.number(seconds, "file_seconds (seconds, 0: no limit)", 0.0, math.inf)
         return cls(parsed, extractor, seconds)
 
 
@@ -433,11 +431,7 @@ def _fusion(value: object, default: FusionSettings) -> FusionSettings:
 
 
 def _share(name: str, value: object, hi: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidRecallError(f"{name} must be a number in [0, {hi:g}], got {value!r}")
-    if not 0.0 <= value <= hi:
-        raise InvalidRecallError(f"{name} must be a number in [0, {hi:g}], got {value:g}")
-    return float(value)
+    return validation.number(value, name, 0.0, hi, InvalidRecallError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,11 +485,7 @@ class RecallRequest:
         if not chosen:
             raise InvalidRecallError("at least one strategy is required")
         cue = validation.cue(values.get("cue"))
-        alpha = values.get("analogical_alpha", config.DEFAULT_ANALOGICAL_ALPHA)
-        if isinstance(alpha, bool) or not isinstance(alpha, int | float):
-            raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {alpha!r}")
-        if not (math.isfinite(alpha) and 0.0 <= alpha <= 1.0):
-            raise InvalidRecallError(f"analogical_alpha must be a number in [0, 1], got {alpha:g}")
+        alpha = _share("analogical_alpha", values.get("analogical_alpha", config.DEFAULT_ANALOGICAL_ALPHA), 1.0)
         request = cls(
             cue=cue,
             strategies=chosen,
@@ -507,7 +497,7 @@ class RecallRequest:
             seed_memory_id=_optional_memory_id(values.get("seed_memory_id"), "seed_memory_id"),
             max_depth=_int("max_depth", values.get("max_depth", config.DEFAULT_MAX_DEPTH), 1, config.MAX_DEPTH_CAP),
             edge_types=_edge_types(values.get("edge_types")),
-            analogical_alpha=float(alpha),
+            analogical_alpha=alpha,
             preset=preset_name,
             fusion=_fusion(values.get("fusion"), PRESETS[preset_name].fusion if preset_name else PLAIN_FUSION),
         )

@@ -1,6 +1,6 @@
 """The four recall strategies. Each turns a request into hits: (memory id, relevance, detail).
 
-They read the indexes only; hydration, scoring and access counting happen once, in the facade.
+They read the indexes only; hydration, scoring and access counting happen once, in the `Recaller`.
 """
 
 from __future__ import annotations
