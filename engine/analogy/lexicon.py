@@ -199,8 +199,12 @@ def action_class(lemma: str) -> str:
 
 
 def valence(lemma: str) -> tuple[str, int] | None:
-    """(kind, sign) of a word that says how things went, e.g. ("failure", -1) for "collapse"; a word with no
-    valence of its own takes its WordNet class's ("flunk" fails)."""
+    """(kind, sign) of a word that says how things went, e.g. ("failure", -1) for "collapse"."""
+    return VALENCE_WORDS.get(lemma.lower())
+
+
+def verb_valence(lemma: str) -> tuple[str, int] | None:
+    """A verb's valence: its own, else (for a verb only WordNet classes) its class's: "flunk" fails."""
     lemma = lemma.lower()
     found = VALENCE_WORDS.get(lemma)
     if found is None and lemma not in _CLASS_OF:

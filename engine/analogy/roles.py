@@ -64,7 +64,7 @@ class _Builder:
         else:
             folded = False
         kind, sign = None, 0
-        found = lexicon.valence(lemma)
+        found = lexicon.verb_valence(lemma) if token.pos_ == "VERB" else lexicon.valence(lemma)
         for t in valence_from:
             if found is None:
                 found = lexicon.valence(t.lemma_) or lexicon.valence(t.lower_)
