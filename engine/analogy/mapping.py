@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.analogy.graph import Episode, Event
+from engine.analogy.episode_graph import Episode, Event
 
 RELATION_WEIGHT = {"causes": 3.0, "prevents": 3.0, "enables": 2.4, "motivates": 2.4, "precedes": 1.0}
 _CAUSAL = {"causes", "enables", "motivates"}
