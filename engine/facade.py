@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -58,6 +59,7 @@ from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
+from engine.names import normalise
 from engine.recall import scoring
 from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
@@ -356,6 +358,41 @@ class MemoryEngine:
             offset=request.offset,
         )
         return ListResponse(tuple(memories), total, request.limit, request.offset)
+
+    def search_text(self, text: str, **filters: Any) -> ListResponse:
+        """`list_page` restricted to memories whose content contains `text` (case-insensitive for ASCII
+        letters): a plain substring search for people browsing a store, not a ranked recall."""
+        needle = text.strip()
+        if not needle:
+            raise ValidationError("a search text is required")
+        request = ListRequest.parse(filters)
+        start, end = request.time_range or (None, None)
+        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
+        memories, total = self._store.list_memories(
+            entity_id=entity, kind=request.kind, start=start, end=end, min_importance=request.min_importance,
+            include_revisions=request.include_revisions, limit=request.limit, offset=request.offset,
+            contains=needle,
+        )
+        return ListResponse(tuple(memories), total, request.limit, request.offset)
+
+    def revisions_of(self, memory_id: str) -> list[Memory]:
+        """The earlier states of a memory (each revise keeps one as a `revision` memory), newest first."""
+        if not self._store.existing([memory_id]):
+            raise MemoryNotFoundError(f"no memory with id {memory_id}")
+        earlier = self._store.ids_with_revisions([memory_id])[1:]
+        found = self._store.get_many(earlier)
+        return sorted(found.values(), key=lambda m: (m.updated_at, m.id), reverse=True)
+
+    def entities_named_in(self, text: str) -> list[str]:
+        """Entities with memories that a text names (their id or a registry alias, as whole words), in the
+        order the text first names them: e.g. the entity a temporal recall of a cue is about."""
+        words = f" {_plain_words(text)} "
+        names: dict[str, set[str]] = {e: {_plain_words(e)} for e in self.entities()}
+        for record in self._entities.load():
+            if record.id in names:
+                names[record.id].update(_plain_words(a) for a in record.aliases)
+        found = [(words.find(f" {n} "), e) for e, forms in names.items() for n in forms if n and f" {n} " in words]
+        return list(dict.fromkeys(e for _, e in sorted(found)))
 
     def resolve_entity(self, entity_id: str) -> str:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
@@ -755,3 +792,8 @@ def _best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
             relevance, details = out.get(h.id, (0.0, []))
             out[h.id] = (max(relevance, h.relevance), [*details, h.detail])
     return Candidates({i: r for i, (r, _) in out.items()}, lambda ids: {i: out[i][1] for i in ids})
+
+
+def _plain_words(text: str) -> str:
+    """A name or text as lower-case words separated by single spaces (punctuation dropped)."""
+    return " ".join(re.sub(r"[^\w ]+", " ", normalise(text)).split())

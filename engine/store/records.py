@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -532,9 +533,15 @@ class RecordStore:
         include_revisions: bool = True,
         limit: int = 100,
         offset: int = 0,
+        contains: str | None = None,
     ) -> tuple[list[Memory], int]:
-        """One page of the memories that pass every filter, newest first, and how many pass in all."""
+        """One page of the memories that pass every filter, newest first, and how many pass in all.
+
+        `contains`: only memories whose content holds this text (case-insensitive for ASCII letters)."""
         clauses, params = _filters(entity_id, kind, start, end)
+        if contains:
+            clauses.append("content LIKE ? ESCAPE '\\'")
+            params.append("%" + re.sub(r"([\\%_])", r"\\\1", contains) + "%")
         if min_importance is not None:
             clauses.append("importance >= ?")
             params.append(min_importance)
