@@ -32,7 +32,7 @@ def table_height(rows: int) -> int:
 def content_first(frame: pd.DataFrame) -> pd.DataFrame:
     """Rank and score first (what a ranking is about), then the content (what people read) and its date,
     the id last."""
-    lead = [c for c in ("rank", "score", "content", "created") if c in frame.columns]
+    lead = [c for c in ("rank", "score", "content", "source", "found by", "created") if c in frame.columns]
     rest = [c for c in frame.columns if c not in (*lead, "id")]
     return frame[[*lead, *rest, *(["id"] if "id" in frame.columns else [])]]
 
