@@ -50,19 +50,33 @@ def text(value: object, what: str, max_bytes: int, error: type[ValidationError] 
     return value
 
 
+# Characters an id must not hold: controls (Cc) corrupt a terminal or a log line; format characters (Cf:
+# zero-width space and joiners, soft hyphen, BOM, the bidi overrides and isolates), line and paragraph
+# separators and spaces other than U+0020 are invisible or look like something else, so "acme\u200b" would
+# be an entity that looks like "acme" and is not.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
 def identifier(value: object, what: str) -> str:
-    """A memory id, entity id or edge target: non-empty text, stripped, at most MAX_ID_BYTES, no control
-    characters (they would corrupt a terminal or a log line)."""
+    """A memory id, entity id or edge target: non-empty text, stripped, at most MAX_ID_BYTES, no control,
+    invisible or bidirectional-control characters (look-alike ids)."""
     if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{what} must be a non-empty string, got {_short_repr(value)}")
+        raise ValidationError(f"{what} must be a non-empty string, got {short_repr(value)}")
     cleaned = text(value, what, config.MAX_ID_BYTES).strip()
-    bad = next((c for c in cleaned if unicodedata.category(c) == "Cc"), None)
-    if bad is not None:
-        raise ValidationError(f"{what} contains a control character {bad!r}")
+    for position, char in enumerate(cleaned):
+        category = unicodedata.category(char)
+        if category in _INVISIBLE_CATEGORIES or (category == "Zs" and char != " "):
+            kind = "a control character" if category == "Cc" else "an invisible or bidirectional-control character"
+            name = unicodedata.name(char, f"U+{ord(char):04X}")
+            raise ValidationError(f"{what} contains {kind} {name} (U+{ord(char):04X}) at position {position}")
     return cleaned
 
 
-def _short_repr(value: object) -> str:
+def short_repr(value: object) -> str:
+    """`value` for an error message: at most 80 characters; a huge integer by its size (Python refuses to
+    print one of more than 4300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 64:
+        return f"an integer of about {int(abs(value).bit_length() * math.log10(2)) + 1} digits"
     shown = repr(value)
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
@@ -90,14 +104,25 @@ def fit_content(value: str) -> tuple[str, bool]:
     return encoded[: limit - 3].decode("utf-8", errors="ignore") + "…", True
 
 
+def number(value: object, what: str, lo: float, hi: float, error: type[ValidationError] = ValidationError) -> float:
+    """A finite number in [lo, hi] as a float. Strict: a bool, a numeric string ("0.5") or None is not a
+    number (JSON `true` must not become 1.0), and an integer too large for a float (10**400) is refused
+    here instead of overflowing later."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise error(f"{what} must be a number in [{lo:g}, {hi:g}], got {short_repr(value)}")
+    try:
+        converted = float(value)
+    except OverflowError:
+        raise error(f"{what} must be a number in [{lo:g}, {hi:g}], got {short_repr(value)}") from None
+    if not math.isfinite(converted) or not lo <= converted <= hi:
+        raise error(f"{what} must be a number in [{lo:g}, {hi:g}], got {converted:g}")
+    return converted
+
+
 def importance(value: object) -> float:
     if value is None:
         return config.DEFAULT_IMPORTANCE
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidImportanceError(f"importance must be a number in [0, 1], got {value!r}")
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise InvalidImportanceError(f"importance must be in [0, 1], got {value:g}")
-    return float(value)
+    return number(value, "importance", 0.0, 1.0, InvalidImportanceError)
 
 
 def context(value: object, what: str = "context") -> dict[str, Any]:
@@ -159,13 +184,29 @@ def entity_id(value: object) -> str | None:
     return identifier(value, "entity_id")
 
 
+# Kinds a caller may give a new memory: a revision is made only by `revise` (it is the old state of a
+# memory, linked to it), so a caller-made "revision" would be an orphan that recall and lists hide.
+NEW_KINDS = tuple(k for k in MemoryKind if k != MemoryKind.REVISION)
+
+
 def kind(value: object) -> MemoryKind:
+    """A kind to filter by (any kind, revisions included)."""
     try:
         return MemoryKind(value)  # type: ignore[arg-type]
     except ValueError:
         raise ValidationError(
-            f"unknown memory kind {value!r}; expected one of {', '.join(k.value for k in MemoryKind)}"
+            f"unknown memory kind {short_repr(value)}; expected one of {', '.join(k.value for k in MemoryKind)}"
         ) from None
+
+
+def new_kind(value: object) -> MemoryKind:
+    """The kind of a memory a caller stores: any but `revision`."""
+    chosen = kind(value)
+    if chosen not in NEW_KINDS:
+        raise ValidationError(
+            f"kind {chosen.value!r} is made only by revise; a new memory is one of {', '.join(NEW_KINDS)}"
+        )
+    return chosen
 
 
 def edge_type(value: object) -> EdgeType:
@@ -187,11 +228,7 @@ def strategy(value: object) -> Strategy:
 
 
 def confidence(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise InvalidEdgeError(f"edge confidence must be a number in [0, 1], got {value!r}")
-    if not 0.0 <= value <= 1.0:
-        raise InvalidEdgeError(f"edge confidence must be in [0, 1], got {value:g}")
-    return float(value)
+    return number(value, "edge confidence", 0.0, 1.0, InvalidEdgeError)
 
 
 def timestamp(value: object, *, what: str = "time", end_of_day: bool = False) -> datetime:
@@ -219,7 +256,7 @@ def timestamp(value: object, *, what: str = "time", end_of_day: bool = False) ->
         parsed = None  # type: ignore[assignment]
     if parsed is None or not config.MIN_YEAR <= parsed.year <= config.MAX_YEAR:
         raise InvalidTimeRangeError(
-            f"{what} must fall in the years {config.MIN_YEAR}-{config.MAX_YEAR} (UTC), got {_short_repr(value)}"
+            f"{what} must fall in the years {config.MIN_YEAR}-{config.MAX_YEAR} (UTC), got {short_repr(value)}"
         )
     return parsed
 

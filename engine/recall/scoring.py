@@ -16,6 +16,7 @@ import numpy as np
 from engine import config
 from engine.errors import InvalidWeightsError
 from engine.models import Memory, RecallResult, Signals
+from engine.validation import short_repr
 
 _NEWEST_FIRST = datetime.max.replace(tzinfo=UTC)
 WEIGHT_NAMES = ("w_relevance", "w_recency", "w_importance", "w_reinforcement")
@@ -32,9 +33,15 @@ class ScoringWeights:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InvalidWeightsError(f"weight {f.name} must be a number, got {value!r}")
-            if not math.isfinite(value) or value < 0:
-                raise InvalidWeightsError(f"weight {f.name} must be a non-negative finite number, got {value!r}")
+                raise InvalidWeightsError(f"weight {f.name} must be a number, got {short_repr(value)}")
+            try:
+                finite = math.isfinite(value)
+            except OverflowError:  # an integer too large for a float (10**400)
+                finite = False
+            if not finite or value < 0:
+                raise InvalidWeightsError(
+                    f"weight {f.name} must be a non-negative finite number, got {short_repr(value)}"
+                )
 
     @classmethod
     def from_mapping(cls, raw: Mapping[str, object]) -> ScoringWeights:

@@ -1,6 +1,6 @@
 """The four recall strategies. Each turns a request into hits: (memory id, relevance, detail).
 
-They read the indexes only; hydration, scoring and access counting happen once, in the facade.
+They read the indexes only; hydration, scoring and access counting happen once, in the `Recaller`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso_micros
 from engine.recall import scoring
-from engine.store.records import FusionRow, RecordStore, to_micros
+from engine.store.interface import Storage
+from engine.store.rows import FusionRow, to_micros
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,7 @@ class RecallInputs:
     # The cue's structure (analogical recall), asked for only where it is read: the cue's spaCy parse runs on
     # a side thread, and the strategies that do not read it run meanwhile instead of waiting for it.
     cue_parse: Callable[[], dict[str, Any]]
-    store: RecordStore
+    store: Storage
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
     graph: Callable[[], GraphIndex]
@@ -58,7 +59,7 @@ class RecallInputs:
     # Search exactly (the preset's `exact_search` on a small store): HNSW is asked for every memory, or,
     # with the candidate table in memory, the cue is compared with every stored embedding in numpy.
     exact: bool = False
-    # BM25 from posting lists in memory; None: computed in SQL (`RecordStore.lexical_search`).
+    # BM25 from posting lists in memory; None: computed in SQL (`Storage.lexical_search`).
     postings: LexicalPostings | None = None
     # The cue without the entity names in it (engine/recall/unnamed.py), embedded with the cue when a fused
     # recall weighs `similarity_unnamed` and the cue names an entity; None otherwise.
@@ -114,7 +115,7 @@ class RecallInputs:
         return np.stack([rows[i].embedding for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
 
     def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """The best `limit` BM25 matches of any of the words in a lexical table (`RecordStore.lexical_search`)."""
+        """The best `limit` BM25 matches of any of the words in a lexical table (`Storage.lexical_search`)."""
         if self.postings is None:
             return self.store.lexical_search(table, words, limit)
         return self.postings.search(table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from engine.errors import (
     InvalidWeightsError,
     MemoryNotFoundError,
 )
-from engine.recall import scoring
+from engine.recall import calibration, scoring
 
 
 @pytest.fixture
@@ -235,10 +234,11 @@ def test_multi_strategy_deduplicates_and_keeps_every_detail(engine: MemoryEngine
     assert len(ids_of(results)) == len(set(ids_of(results)))
     esc = next(r for r in results if r.memory.id == story["escalated"].id)
     assert {d.strategy for d in esc.strategy_details} == {"similarity", "temporal", "causal", "analogical"}
-    # Fusion adds evidence: relevance is the logistic of the fused z-score sum every detail reports.
-    fused = {d.fields["fused"] for d in esc.strategy_details}
+    # Fusion adds evidence: relevance is the calibration of the fused score's z over the pool, which every
+    # detail reports with the fused score itself.
+    fused = {(d.fields["fused"], d.fields["fused_z"]) for d in esc.strategy_details}
     assert len(fused) == 1
-    assert esc.signals.relevance == pytest.approx(1 / (1 + math.exp(-fused.pop())), abs=1e-3)
+    assert esc.signals.relevance == pytest.approx(float(calibration.from_z(fused.pop()[1])), abs=1e-3)
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
 
 
