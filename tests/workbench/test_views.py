@@ -135,10 +135,10 @@ def test_the_facade_reads_the_analogies_page_uses(scratch_store: Store) -> None:
 
 def test_a_larger_graph_labels_its_best_connected_memories() -> None:
     nb = graph.Neighbourhood("s")
-    nb.nodes["s"] = graph.Reached(memory("s", "seed"), 0, ("s",), None, None)
+    nb.nodes["s"] = NeighbourNode(memory("s", "seed"), 0, ("s",), None, None)
     for i in range(12):  # a hub h0 with many edges, and leaves
         key = f"h{i}"
-        nb.nodes[key] = graph.Reached(memory(key, f"memory {i}"), 1, ("s", key), "caused_by", "out")
+        nb.nodes[key] = NeighbourNode(memory(key, f"memory {i}"), 1, ("s", key), "caused_by", "out")
     for i in range(1, 12):
         nb.edges.append(Edge(f"h{i}", "h0", EdgeType.CAUSED_BY, 0.9))
     nb.edges.append(Edge("h0", "s", EdgeType.CAUSED_BY, 0.9))
