@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import config
-from engine.analogy.text import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
+from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
@@ -112,12 +112,12 @@ class MemoryEngine:
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
         self.clock: Clock = clock or SystemClock()
-        # Cues are read with the extractor that wrote the store's structures unless told otherwise.
-        chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
+        # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
+        chosen = extractor or EpisodeExtractor()
         self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
-        # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
+        # Structures follow writes: extracted before any read of them, or when idle.
         self._structures = StructureFollower(self._store, self._indexes, lambda: self._writer.extractor, self.clock)
         self._writer.after_commit = self._structures.wrote
         self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
@@ -427,7 +427,7 @@ class MemoryEngine:
             return self._structures.catch_up()
 
     def pending_structures(self) -> int:
-        """How many memories wait for their relational structure (config.DEFER_STRUCTURES)."""
+        """How many memories wait for their relational structure."""
         return self._structures.pending()
 
     def neighbourhood(self, memory_id: str, **params: Any) -> NeighbourhoodResponse:
