@@ -205,8 +205,6 @@ def temporal_pool(top_k: int) -> int:
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
 WINDOW_RADIUS = 2
-# Conversation messages' windows start with the day they were said ("8 May 2023"; engine/store/sqlite/fulltext.py).
-WINDOW_DATE_LINE = True
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
 # How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
