@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Self
 from engine import config, validation
 from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
-from engine.recall.presets import PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
+from engine.recall.presets import DEFAULT_PRESET, PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
 from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 
 TimeRange = tuple[datetime | None, datetime | None]
@@ -436,11 +436,12 @@ def _share(name: str, value: object, hi: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class RecallRequest:
-    """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2)."""
+    """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2). Naming
+    neither strategies nor a preset runs `DEFAULT_PRESET` (engine/recall/presets.py), on every entry point."""
 
     OP: ClassVar[str] = "recall"
     cue: str = ""
-    strategies: tuple[Strategy, ...] = (Strategy.SIMILARITY,)
+    strategies: tuple[Strategy, ...] = DEFAULT_PRESET.strategies
     top_k: int = config.DEFAULT_TOP_K
     scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
     entity_id: str | None = None
@@ -450,8 +451,8 @@ class RecallRequest:
     max_depth: int = config.DEFAULT_MAX_DEPTH
     edge_types: frozenset[EdgeType] | None = None
     analogical_alpha: float = config.DEFAULT_ANALOGICAL_ALPHA
-    preset: str | None = None
-    fusion: FusionSettings = PLAIN_FUSION
+    preset: str | None = DEFAULT_PRESET.name
+    fusion: FusionSettings = DEFAULT_PRESET.fusion
 
     @property
     def fused(self) -> bool:
@@ -470,13 +471,13 @@ class RecallRequest:
     def parse(cls, raw: Mapping[str, Any]) -> Self:
         values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
         preset_name = values.get("preset")
+        strategies = values.get("strategies")
         if preset_name in (None, ""):
-            preset_name = None
+            preset_name = DEFAULT_PRESET.name if strategies is None else None  # named strategies run as named
         elif not isinstance(preset_name, str) or preset_name not in PRESETS:
             raise InvalidRecallError(f"unknown preset {preset_name!r}; expected one of {', '.join(PRESETS)}")
-        strategies = values.get("strategies")
         if strategies is None:
-            strategies = list(PRESETS[preset_name].strategies) if preset_name else [Strategy.SIMILARITY]
+            strategies = list((PRESETS[preset_name] if preset_name else DEFAULT_PRESET).strategies)
         elif isinstance(strategies, str):
             strategies = [strategies]
         elif not isinstance(strategies, Iterable) or isinstance(strategies, Mapping):

@@ -95,7 +95,8 @@ class EdgesBody(Body):
 class RecallBody(Body):
     cue: Raw[str | None] = Field(None, examples=["Acme meeting"])
     strategies: Raw[list[str] | str | None] = Field(
-        None, description="similarity (default), temporal, causal, analogical, lexical; several are fused."
+        None, description="similarity, temporal, causal, analogical, lexical; several are fused. None: the "
+        "default preset (recommended)."
     )
     preset: Raw[str | None] = Field(None, description="A named recipe (recommended, similarity, lexical).")
     fusion: Raw[dict[str, Any] | None] = Field(
