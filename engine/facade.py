@@ -53,6 +53,7 @@ from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
 from engine.store.entities import EntityRegistry
 from engine.store.errors import store_errors
+from engine.store.interface import Storage
 from engine.store.records import RecordStore
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
@@ -102,7 +103,7 @@ class MemoryEngine:
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
-            self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+            self._store: Storage = RecordStore(self.data_dir / config.RECORDS_FILENAME)
         except BaseException as exc:
             self._owner.release()
             if isinstance(exc, OSError):

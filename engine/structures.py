@@ -7,14 +7,14 @@ extracted, like the HNSW graph is derived from the stored vectors, by
 
 - the read barrier `catch_up`, run before anything reads structures (analogical recall, `structure_of`,
   re-extraction): every pending structure is extracted and stored first, so no caller sees a stale one.
-  It is cheap when nothing is pending: one `RecordStore.version()` compared with the last version at which
+  It is cheap when nothing is pending: one `Storage.version()` compared with the last version at which
   nothing was pending (that version also moves when another engine or process commits);
 - the idle worker, a thread started by this engine's first deferred write (or `start_if_pending`), which
   extracts small batches once no write has come for `config.STRUCTURE_IDLE_SECONDS`, so a bulk import in
   the foreground is not slowed; it stops at `close` after at most the batch in hand.
 
 Storing is idempotent and safe against races: a structure is written only while its memory is still
-pending and still has the text it was extracted from (`RecordStore.set_structures(pending_only=True)`), in
+pending and still has the text it was extracted from (`Storage.set_structures(pending_only=True)`), in
 one transaction under the store's write lock. A crash leaves pending marks, never a lost structure.
 """
 
@@ -32,7 +32,7 @@ from engine.analogy.text import StructureExtractor
 from engine.clock import Clock
 from engine.errors import StoreError
 from engine.indexes import Indexes
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class StructureFollower:
     """Extracts pending structures: on demand before a read (`catch_up`) and in the background when idle."""
 
     def __init__(
-        self, store: RecordStore, indexes: Indexes, extractor: Callable[[], StructureExtractor], clock: Clock
+        self, store: Storage, indexes: Indexes, extractor: Callable[[], StructureExtractor], clock: Clock
     ) -> None:
         self._store = store
         self._indexes = indexes

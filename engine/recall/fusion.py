@@ -38,7 +38,7 @@ from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import name_words
-from engine.store.records import NO_EPISODE
+from engine.store.rows import NO_EPISODE
 
 _SIGNALS_OF = {
     Strategy.SIMILARITY: ("similarity", "similarity_window", "similarity_unnamed"),

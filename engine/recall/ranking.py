@@ -15,7 +15,8 @@ import numpy as np
 from engine.models import Memory, RecallResult, StrategyDetail
 from engine.recall import scoring
 from engine.recall.strategies import Hit
-from engine.store.records import RecordStore, ScoreInputs, from_micros, to_micros
+from engine.store.interface import Storage
+from engine.store.rows import ScoreInputs, from_micros, to_micros
 
 # Bound on the difference between numpy's composite score and the exact one (float rounding, about 1e-15).
 SCORE_SLACK = 1e-9
@@ -40,7 +41,7 @@ def best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
 
 
 def rank(
-    store: RecordStore, candidates: Candidates, weights: scoring.ScoringWeights, top_k: int, now: datetime
+    store: Storage, candidates: Candidates, weights: scoring.ScoringWeights, top_k: int, now: datetime
 ) -> list[RecallResult]:
     """Score and cut to top_k, reading whole memories (and building strategy details) for the winners only.
 

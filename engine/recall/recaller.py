@@ -31,7 +31,7 @@ from engine.recall.ranking import Candidates, best_of, rank
 from engine.recall.strategies import Hit, RecallInputs, analogical, causal, similarity, temporal
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 from engine.structures import StructureFollower
 
 # Which function runs each strategy.
@@ -49,7 +49,7 @@ class Recaller:
 
     def __init__(
         self,
-        store: RecordStore,
+        store: Storage,
         indexes: Indexes,
         structures: StructureFollower,
         entities: EntityRegistry,

@@ -24,7 +24,7 @@ from engine.models import Strategy, StrategyDetail
 from engine.recall import calibration_fit, fusion
 from engine.recall.presets import PLAIN_FUSION, PRESETS, FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
-from engine.store.records import NO_EPISODE, CandidateColumns, FusionRow
+from engine.store.rows import NO_EPISODE, CandidateColumns, FusionRow
 
 WIDTH = 12
 NAMES = ["melanie", "caroline", "jon_smith", "gina"]

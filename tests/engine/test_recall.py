@@ -17,6 +17,7 @@ from engine.errors import (
     MemoryNotFoundError,
 )
 from engine.recall import calibration, scoring
+from engine.recall.strategies import pool_scaled
 
 
 @pytest.fixture
@@ -212,10 +213,14 @@ def test_analogical_matches_structure_across_domains(engine: MemoryEngine, story
     assert bistro.fields["structural_similarity"] > 0.5
     assert "chain:omit>causes>fail" in bistro.fields["shared_structure"]
     assert bistro.fields["mapping"]["relations"][0]["kind"] == "causes"
-    mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=7)
+    # alpha 0.5: both parts rescaled over the candidate pool (here every memory, all returned), then mixed
+    mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=50)
+    fields = {r.memory.id: r.strategy_details[0].fields for r in mixed}
+    surface = pool_scaled({i: f["embedding_similarity"] for i, f in fields.items()})
+    structure = pool_scaled({i: f["structural_similarity"] for i, f in fields.items()})
+    assert len(mixed) > 3 and max(structure.values()) == 1.0
     for r in mixed:
-        d = r.strategy_details[0].fields
-        assert r.signals.relevance == pytest.approx(0.5 * d["embedding_similarity"] + 0.5 * d["structural_similarity"])
+        assert r.signals.relevance == pytest.approx(0.5 * surface[r.memory.id] + 0.5 * structure[r.memory.id])
 
 
 def test_alpha_must_be_in_unit_interval(engine: MemoryEngine) -> None:

@@ -29,8 +29,9 @@ from engine.indexes import Indexes
 from engine.models import RecallResult, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
 from engine.recall.lexical_query import terms
-from engine.store import fulltext
-from engine.store.records import NO_EPISODE, FusionRow, RecordStore, ScoreInputs, from_micros
+from engine.store.records import RecordStore
+from engine.store.rows import NO_EPISODE, FusionRow, ScoreInputs, from_micros
+from engine.store.sqlite import fulltext
 from tests.engine.concurrency import failures_beside
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
