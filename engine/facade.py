@@ -9,6 +9,7 @@ builds its request with the same `parse`, so validation is identical everywhere.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
+from engine.names import normalise
 from engine.recall import scoring
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
@@ -316,6 +318,41 @@ class MemoryEngine:
         )
         return ListResponse(tuple(memories), total, request.limit, request.offset)
 
+    def search_text(self, text: str, **filters: Any) -> ListResponse:
+        """`list_page` restricted to memories whose content contains `text` (case-insensitive for ASCII
+        letters): a plain substring search for people browsing a store, not a ranked recall."""
+        needle = text.strip()
+        if not needle:
+            raise ValidationError("a search text is required")
+        request = ListRequest.parse(filters)
+        start, end = request.time_range or (None, None)
+        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
+        memories, total = self._store.list_memories(
+            entity_id=entity, kind=request.kind, start=start, end=end, min_importance=request.min_importance,
+            include_revisions=request.include_revisions, limit=request.limit, offset=request.offset,
+            contains=needle,
+        )
+        return ListResponse(tuple(memories), total, request.limit, request.offset)
+
+    def revisions_of(self, memory_id: str) -> list[Memory]:
+        """The earlier states of a memory (each revise keeps one as a `revision` memory), newest first."""
+        if not self._store.existing([memory_id]):
+            raise MemoryNotFoundError(f"no memory with id {memory_id}")
+        earlier = self._store.ids_with_revisions([memory_id])[1:]
+        found = self._store.get_many(earlier)
+        return sorted(found.values(), key=lambda m: (m.updated_at, m.id), reverse=True)
+
+    def entities_named_in(self, text: str) -> list[str]:
+        """Entities with memories that a text names (their id or a registry alias, as whole words), in the
+        order the text first names them: e.g. the entity a temporal recall of a cue is about."""
+        words = f" {_plain_words(text)} "
+        names: dict[str, set[str]] = {e: {_plain_words(e)} for e in self.entities()}
+        for record in self._entities.load():
+            if record.id in names:
+                names[record.id].update(_plain_words(a) for a in record.aliases)
+        found = [(words.find(f" {n} "), e) for e, forms in names.items() for n in forms if n and f" {n} " in words]
+        return list(dict.fromkeys(e for _, e in sorted(found)))
+
     def resolve_entity(self, entity_id: str) -> str:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
         an alias or unique prefix of ("meridian" -> "meridian analytics"); AmbiguousEntityError lists the
@@ -439,3 +476,7 @@ class MemoryEngine:
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
 
+
+def _plain_words(text: str) -> str:
+    """A name or text as lower-case words separated by single spaces (punctuation dropped)."""
+    return " ".join(re.sub(r"[^\w ]+", " ", normalise(text)).split())

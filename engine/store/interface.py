@@ -119,8 +119,10 @@ class MemoryStorage(Protocol):
         include_revisions: bool = True,
         limit: int = 100,
         offset: int = 0,
+        contains: str | None = None,
     ) -> tuple[list[Memory], int]:
-        """One page of the memories that pass every filter, newest first, and how many pass in all."""
+        """One page of the memories that pass every filter, newest first, and how many pass in all;
+        `contains` keeps those whose content holds the text (case-insensitive for ASCII letters)."""
         ...
 
     def ids_of_kind(self, kind: MemoryKind) -> list[str]: ...
