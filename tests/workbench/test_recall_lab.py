@@ -230,6 +230,7 @@ def test_a_link_restores_the_view(make_app: MakeApp, scratch_store: Store, monke
     assert not at.exception and not at.error
     assert at.text_input(key="lab_cue").value == "checkout crashed"
     assert at.multiselect(key="lab_strategies").value == ["similarity"]  # an unknown value is ignored
+    assert at.selectbox(key="lab_preset").value == NO_PRESET  # a link naming strategies runs them
     assert at.slider(key="lab_w_importance").value == 0.6
     assert at.number_input(key="lab_top_k").value == 5
     # and the results: re-run once, without counting, and not marked stale

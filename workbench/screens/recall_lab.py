@@ -73,6 +73,8 @@ DEFAULTS: dict[str, Any] = {
 def _init() -> None:
     """Restore inputs (this session's copy, else the URL), then fill the rest with defaults."""
     urlstate.restore("lab", FIELDS)
+    if "lab_preset" not in st.session_state and st.query_params.get_all("strategy"):
+        st.session_state["lab_preset"] = NO_PRESET  # a link naming strategies runs them, as a request does
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
 
