@@ -232,5 +232,3 @@ EXACT_SEARCH_MAX_MEMORIES = 5000
 # 384-dim default model, 4 with a 768-dim one), built on the first fused recall, following this engine's
 # writes (rebuilt only after another connection's); larger stores read each recall's pool from SQLite.
 CANDIDATE_TABLE_MAX_MEMORIES = 150_000
-# The preset `hebbs recall` uses when no strategy is named.
-DEFAULT_PRESET = "recommended"
