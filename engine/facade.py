@@ -3,7 +3,7 @@
 Each operation has a request type in `engine.api`; `handle(request)` runs any of them and returns its
 response, which is what transports call. The keyword-argument methods below are the Python API: each
 builds its request with the same `parse`, so validation is identical everywhere. Writes go through the
-`Writer`, reads through the record store and the derived `Indexes`.
+`Writer`, reads through the record store and the derived `DerivedIndexes`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import config
-from engine.analogy.text import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
+from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
@@ -42,12 +42,13 @@ from engine.api.responses import (
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import MemoryNotFoundError, StoreError, ValidationError
+from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
-from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
 from engine.recall import scoring
+from engine.recall.browse import Browser
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
@@ -62,8 +63,8 @@ from engine.writer import Writer
 if TYPE_CHECKING:
     import numpy as np
 
-    from engine.ingest.analysis import Extractor
-    from engine.ingest.summary import IndexSummary
+    from engine.ingest.analysis import DocumentExtractor
+    from engine.ingest.summary import IngestSummary
 
 Response = Any  # each request's response type: see `MemoryEngine.handle`
 
@@ -80,7 +81,7 @@ class MemoryEngine:
 
     Collaborators are injectable: `embedder` (default: all-MiniLM-L6-v2, loaded on first use), `clock`
     (default: system UTC), `extractor` (relational structure), `vector_index` (default: embedded Chroma
-    under the data dir). Indexes are built lazily, so opening a store to read one memory is fast.
+    under the data dir). DerivedIndexes are built lazily, so opening a store to read one memory is fast.
     """
 
     def __init__(
@@ -110,16 +111,17 @@ class MemoryEngine:
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
         self.clock: Clock = clock or SystemClock()
-        # Cues are read with the extractor that wrote the store's structures unless told otherwise.
-        chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
-        self._indexes = Indexes(self._store, self.data_dir, vector_index)
+        # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
+        chosen = extractor or EpisodeExtractor()
+        self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
-        # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
+        # Structures follow writes: extracted before any read of them, or when idle.
         self._structures = StructureFollower(self._store, self._indexes, lambda: self._writer.extractor, self.clock)
         self._writer.after_commit = self._structures.wrote
         self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
                                   lambda: self._writer.extractor, self.clock)
+        self._browser = Browser(self._store, self._indexes, self._entities, self._recaller.resolve_entity)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
@@ -128,7 +130,7 @@ class MemoryEngine:
             AddEdgesRequest: lambda r: EdgesResponse(tuple(self._writer.add_edges(r.edges))),
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
-            ListRequest: self._list,
+            ListRequest: self._browser.page,
             StatsRequest: self._stats,
             NeighbourhoodRequest: lambda r: neighbourhood(self._store, self._indexes, r),
             RecallRequest: lambda r: RecallResponse(tuple(self._recaller.recall(r))),
@@ -218,13 +220,13 @@ class MemoryEngine:
         paths: Sequence[str | Path],
         progress: Callable[[str, int, int], None] | None = None,
         *,
-        extractor: Extractor | str | None = None,
+        extractor: DocumentExtractor | str | None = None,
         file_seconds: float | None = None,
-    ) -> IndexSummary:
+    ) -> IngestSummary:
         """Index documents (files or folders of Markdown, text, JSON chats) into memories: documents,
         propositions, entities, dates, and derived edges. Idempotent; see `engine.ingest`. Returns an
-        `IndexSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
-        `llm` or an `Extractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
+        `IngestSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
+        `llm` or an `DocumentExtractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
         is skipped with the reason; default `HEBBS_INDEX_FILE_SECONDS` or `config.INGEST_FILE_SECONDS`, 0: no
         limit). Work is committed batch by batch: an interrupted run keeps the documents it finished."""
         instance = extractor if extractor is not None and not isinstance(extractor, str) else None
@@ -236,12 +238,12 @@ class MemoryEngine:
 
     def _ingest(
         self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None,
-        extractor: Extractor | str | None, file_seconds: float | None = None,
-    ) -> IndexSummary:
-        from engine.ingest.pipeline import index_paths
+        extractor: DocumentExtractor | str | None, file_seconds: float | None = None,
+    ) -> IngestSummary:
+        from engine.ingest.pipeline import ingest_paths
 
         with self._structures.held():  # the idle worker does not parse beside the ingest's own spaCy
-            return index_paths(self._writer, paths, progress=progress, extractor=extractor,
+            return ingest_paths(self._writer, paths, progress=progress, extractor=extractor,
                                file_seconds=file_seconds)
 
     def revise(self, memory_id: str, **changes: Any) -> Memory:
@@ -301,20 +303,22 @@ class MemoryEngine:
         response: ListResponse = self.handle(ListRequest.parse(filters))
         return response
 
-    def _list(self, request: ListRequest) -> ListResponse:
-        start, end = request.time_range or (None, None)
-        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
-        memories, total = self._store.list_memories(
-            entity_id=entity,
-            kind=request.kind,
-            start=start,
-            end=end,
-            min_importance=request.min_importance,
-            include_revisions=request.include_revisions,
-            limit=request.limit,
-            offset=request.offset,
-        )
-        return ListResponse(tuple(memories), total, request.limit, request.offset)
+    def search_text(self, text: str, **filters: Any) -> ListResponse:
+        """`list_page` restricted to memories whose content contains `text` (case-insensitive for ASCII
+        letters): a plain substring search for people browsing a store, not a ranked recall."""
+        needle = text.strip()
+        if not needle:
+            raise ValidationError("a search text is required")
+        return self._browser.page(ListRequest.parse(filters), contains=needle)
+
+    def revisions_of(self, memory_id: str) -> list[Memory]:
+        """The earlier states of a memory (each revise keeps one as a `revision` memory), newest first."""
+        return self._browser.revisions_of(memory_id)
+
+    def entities_named_in(self, text: str) -> list[str]:
+        """Entities with memories that a text names (their id or a registry alias, as whole words), in the
+        order the text first names them: e.g. the entity a temporal recall of a cue is about."""
+        return self._browser.entities_named_in(text)
 
     def resolve_entity(self, entity_id: str) -> str:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
@@ -326,18 +330,7 @@ class MemoryEngine:
         """The full id a short id means: an id as given, else the one memory whose id starts or ends with the
         text (the workbench shows the last 8 characters); AmbiguousMemoryIdError lists the candidates when
         several match, MemoryNotFoundError when none does."""
-        fragment = text.strip()
-        if not fragment:
-            raise ValidationError("a memory id is required")
-        if self._store.existing([fragment]):
-            return fragment
-        matches = self._store.ids_matching(fragment, limit=6)
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise MemoryNotFoundError(f"no memory with id {fragment}")
-        listed = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-        raise AmbiguousMemoryIdError(f"{fragment!r} matches several memories ({listed}): give more characters")
+        return self._browser.resolve_memory_id(text)
 
     def edges_of(self, memory_id: str) -> list[Edge]:
         return self._store.edges_of(memory_id)
@@ -390,7 +383,7 @@ class MemoryEngine:
             return self._structures.catch_up()
 
     def pending_structures(self) -> int:
-        """How many memories wait for their relational structure (config.DEFER_STRUCTURES)."""
+        """How many memories wait for their relational structure."""
         return self._structures.pending()
 
     def neighbourhood(self, memory_id: str, **params: Any) -> NeighbourhoodResponse:

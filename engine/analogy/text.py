@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import config
+from engine.analogy.episode_graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.features import features_of
-from engine.analogy.graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.mapping import self_score
 from engine.analogy.roles import episode_of
 
@@ -99,11 +99,3 @@ class EpisodeExtractor:
         docs = [nlp(texts[0])] if len(texts) == 1 else nlp.pipe(list(texts), batch_size=self.batch_size)
         return [structure_of(episode_of(doc)) for doc in docs]
 
-
-def extractor_named(name: str | None) -> StructureExtractor:
-    """The extractor a store was written with: `bag` (the old feature bag, for comparisons), else episodes."""
-    if name == "bag":
-        from engine.analogy.bag import LexicalStructureExtractor
-
-        return LexicalStructureExtractor()
-    return EpisodeExtractor()

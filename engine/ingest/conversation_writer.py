@@ -6,7 +6,7 @@ Each message's entity is its speaker, resolved against the entity registry as a 
 A message needs no per-sentence analysis (entities, dates, causal cues: a turn is already the unit, its
 speaker is its entity and its time is known), so conversations skip the spaCy extractor; each message
 still gets its relational structure (the writer's structure extractor) so analogical recall finds it:
-with `config.DEFER_STRUCTURES` it is committed pending and extracted later (engine/structures.py).
+it is committed pending and extracted later (engine/structures.py).
 
 Re-indexing: an unchanged file is not read further (its stamp is in the ledger). In a changed one, the
 messages whose chained hash is unchanged (everything up to the first change: a transcript that only grew
@@ -25,7 +25,7 @@ from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest.conversations import Conversation
 from engine.ingest.entities import EntityResolver, save_resolution
-from engine.ingest.summary import IndexSummary, Skipped
+from engine.ingest.summary import IngestSummary, Skipped
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import MESSAGE, Ledger, LedgerRow
@@ -60,7 +60,7 @@ def plan_conversation(ledger: Ledger, conversation: Conversation) -> Conversatio
 
 
 def write_conversations(
-    writer: Writer, conversations: Sequence[Conversation], summary: IndexSummary, phases: dict[str, float]
+    writer: Writer, conversations: Sequence[Conversation], summary: IngestSummary, phases: dict[str, float]
 ) -> None:
     """Write each new or changed conversation (see the module docstring); counts go into `summary`."""
     ledger = Ledger(writer.store)

@@ -17,14 +17,14 @@ import logging
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
+
 from engine import config
 from engine.errors import ExtractorError
-from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.analysis import DocumentExtractor, OfflineExtractor
 from engine.ingest.budget import TimeBudget
 from engine.ingest.causal import is_definite
 from engine.ingest.dates import parse_datetime
@@ -63,7 +63,7 @@ class LLMExtractor:
         model: str,
         api_key: str | None = None,
         timeout: float = config.LLM_TIMEOUT_SECONDS,
-        fallback: Extractor | None = None,
+        fallback: DocumentExtractor | None = None,
     ) -> None:
         if not base_url or not model:
             raise ExtractorError(
@@ -73,7 +73,7 @@ class LLMExtractor:
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
-        self.fallback: Extractor = fallback or OfflineExtractor()
+        self.fallback: DocumentExtractor = fallback or OfflineExtractor()
         self.fallbacks = 0
 
     @classmethod
@@ -130,14 +130,13 @@ class LLMExtractor:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (configured URL)
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise ExtractorError(f"{self.url} answered HTTP {exc.code}") from None
-        except urllib.error.URLError as exc:
-            raise ExtractorError(f"cannot reach {self.url}: {exc.reason}") from None
+            response = httpx.post(self.url, content=body, headers=headers, timeout=self.timeout, follow_redirects=True)
+        except httpx.HTTPError as exc:
+            raise ExtractorError(f"cannot reach {self.url}: {exc}") from None
+        if response.is_error:
+            raise ExtractorError(f"{self.url} answered HTTP {response.status_code}")
+        payload = json.loads(response.content.decode("utf-8"))
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

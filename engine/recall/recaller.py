@@ -21,11 +21,12 @@ from engine.analogy.text import StructureExtractor
 from engine.api.requests import PrimeRequest, RecallRequest
 from engine.clock import Clock
 from engine.errors import MemoryNotFoundError
-from engine.indexes import Indexes
+from engine.index.derived import DerivedIndexes
 from engine.models import RecallResult, Strategy
 from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import lexical, with_matched_terms
+from engine.recall.presets import PLAIN_FUSION
 from engine.recall.ranking import Candidates, best_of, rank
 from engine.recall.strategies import Hit, RecallInputs, analogical, causal, similarity, temporal
 from engine.recall.unnamed import unnamed
@@ -49,7 +50,7 @@ class Recaller:
     def __init__(
         self,
         store: Storage,
-        indexes: Indexes,
+        indexes: DerivedIndexes,
         structures: StructureFollower,
         entities: EntityRegistry,
         embed: Callable[[list[str]], np.ndarray],
@@ -85,6 +86,8 @@ class Recaller:
             top_k=config.MAX_TOP_K,
             scoring_weights=request.scoring_weights,
             entity_id=request.entity_id,
+            preset=None,  # its own mix, not the default preset
+            fusion=PLAIN_FUSION,
         )
         results = self.retrieve(recall)
         entity = self.resolve_entity(request.entity_id)
@@ -163,7 +166,7 @@ class Recaller:
             vectors=lambda: indexes.vectors,
             timeline=lambda: indexes.timeline,
             graph=lambda: indexes.graph,
-            structures=lambda: indexes.structures,
+            feature_index=lambda: indexes.feature_index,
             excluded=frozenset(indexes.revision_ids()),
             now=self._clock.now(),
             candidates=indexes.candidates,
