@@ -3,7 +3,7 @@
 Each operation has a request type in `engine.api`; `handle(request)` runs any of them and returns its
 response, which is what transports call. The keyword-argument methods below are the Python API: each
 builds its request with the same `parse`, so validation is identical everywhere. Writes go through the
-`Writer`, reads through the record store and the derived `Indexes`.
+`Writer`, reads through the record store and the derived `DerivedIndexes`.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from engine.api.responses import (
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
 from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
+from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
-from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
 from engine.names import normalise
@@ -64,8 +64,8 @@ from engine.writer import Writer
 if TYPE_CHECKING:
     import numpy as np
 
-    from engine.ingest.analysis import Extractor
-    from engine.ingest.summary import IndexSummary
+    from engine.ingest.analysis import DocumentExtractor
+    from engine.ingest.summary import IngestSummary
 
 Response = Any  # each request's response type: see `MemoryEngine.handle`
 
@@ -82,7 +82,7 @@ class MemoryEngine:
 
     Collaborators are injectable: `embedder` (default: all-MiniLM-L6-v2, loaded on first use), `clock`
     (default: system UTC), `extractor` (relational structure), `vector_index` (default: embedded Chroma
-    under the data dir). Indexes are built lazily, so opening a store to read one memory is fast.
+    under the data dir). DerivedIndexes are built lazily, so opening a store to read one memory is fast.
     """
 
     def __init__(
@@ -114,7 +114,7 @@ class MemoryEngine:
         self.clock: Clock = clock or SystemClock()
         # Cues are read with the extractor that wrote the store's structures unless told otherwise.
         chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
-        self._indexes = Indexes(self._store, self.data_dir, vector_index)
+        self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
@@ -220,13 +220,13 @@ class MemoryEngine:
         paths: Sequence[str | Path],
         progress: Callable[[str, int, int], None] | None = None,
         *,
-        extractor: Extractor | str | None = None,
+        extractor: DocumentExtractor | str | None = None,
         file_seconds: float | None = None,
-    ) -> IndexSummary:
+    ) -> IngestSummary:
         """Index documents (files or folders of Markdown, text, JSON chats) into memories: documents,
         propositions, entities, dates, and derived edges. Idempotent; see `engine.ingest`. Returns an
-        `IndexSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
-        `llm` or an `Extractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
+        `IngestSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
+        `llm` or an `DocumentExtractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
         is skipped with the reason; default `HEBBS_INDEX_FILE_SECONDS` or `config.INGEST_FILE_SECONDS`, 0: no
         limit). Work is committed batch by batch: an interrupted run keeps the documents it finished."""
         instance = extractor if extractor is not None and not isinstance(extractor, str) else None
@@ -238,12 +238,12 @@ class MemoryEngine:
 
     def _ingest(
         self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None,
-        extractor: Extractor | str | None, file_seconds: float | None = None,
-    ) -> IndexSummary:
-        from engine.ingest.pipeline import index_paths
+        extractor: DocumentExtractor | str | None, file_seconds: float | None = None,
+    ) -> IngestSummary:
+        from engine.ingest.pipeline import ingest_paths
 
         with self._structures.held():  # the idle worker does not parse beside the ingest's own spaCy
-            return index_paths(self._writer, paths, progress=progress, extractor=extractor,
+            return ingest_paths(self._writer, paths, progress=progress, extractor=extractor,
                                file_seconds=file_seconds)
 
     def revise(self, memory_id: str, **changes: Any) -> Memory:

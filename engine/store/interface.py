@@ -81,7 +81,7 @@ class MemoryStorage(Protocol):
     ) -> None:
         """Insert memories and their edges atomically; `also` writes rows that must commit with them.
         `synced`: their vectors are in the vector index already (upserted before this commit, see
-        `Indexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
+        `DerivedIndexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
         ...
 
     def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine import PRESETS, MemoryEngine, RecallResult, ScoringWeights
+from engine import WEIGHT_PRESETS, MemoryEngine, RecallResult, ScoringWeights
 from engine.recall.scoring import composite
 from tests.workbench.conftest import MakeApp, Store, open_engine
 from tests.workbench.helpers import plain, recall, table
@@ -65,7 +65,7 @@ def test_a_weight_change_reorders_as_the_formula_predicts(lab: tuple[AppTest, Me
     at, _ = lab
     results: list[RecallResult] = at.session_state["lab_results"]
     before = table_ids(at)
-    assert before == expected_order(results, PRESETS["default"])
+    assert before == expected_order(results, WEIGHT_PRESETS["default"])
 
     set_weights(at, 0.0, 0.0, 1.0, 0.0)  # importance only
     after = table_ids(at)
@@ -111,14 +111,14 @@ def test_moving_a_slider_neither_retrieves_nor_counts_a_recall(
 def test_presets_set_the_sliders(lab: tuple[AppTest, MemoryEngine]) -> None:
     at, _ = lab
     at.button(key="lab_preset_recency_biased").click().run()
-    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == PRESETS["recency-biased"].as_tuple()
+    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == WEIGHT_PRESETS["recency-biased"].as_tuple()
     assert preset_shown(at) == "recency-biased"
     at.button(key="lab_preset_pure_relevance").click().run()
     assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == (1.0, 0.0, 0.0, 0.0)
     results: list[RecallResult] = at.session_state["lab_results"]
-    assert table_ids(at) == expected_order(results, PRESETS["pure relevance"])
+    assert table_ids(at) == expected_order(results, WEIGHT_PRESETS["pure relevance"])
     at.button(key="lab_preset_default").click().run()
-    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == PRESETS["default"].as_tuple()
+    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == WEIGHT_PRESETS["default"].as_tuple()
 
 
 def test_strategy_details_appear_for_each_strategy(

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine import PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
+from engine import WEIGHT_PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
 from engine.models import EdgeType, Strategy
 from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
@@ -65,7 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "lab_edge_types": [],
     "lab_alpha": config.DEFAULT_ANALOGICAL_ALPHA,
     "lab_order": ORDER_TIME,
-    **{f"lab_{name}": float(value) for name, value in PRESETS["default"].to_dict().items()},
+    **{f"lab_{name}": float(value) for name, value in WEIGHT_PRESETS["default"].to_dict().items()},
 }
 
 
@@ -77,7 +77,7 @@ def _init() -> None:
 
 
 def _apply_preset(preset: str) -> None:
-    for name, value in PRESETS[preset].to_dict().items():
+    for name, value in WEIGHT_PRESETS[preset].to_dict().items():
         st.session_state[f"lab_{name}"] = value
 
 
@@ -87,7 +87,7 @@ def preset_key(preset: str) -> str:
 
 def preset_of(weights: ScoringWeights) -> str:
     """The name of the preset these weights match, or "custom"."""
-    return next((name for name, w in PRESETS.items() if w.as_tuple() == weights.as_tuple()), CUSTOM)
+    return next((name for name, w in WEIGHT_PRESETS.items() if w.as_tuple() == weights.as_tuple()), CUSTOM)
 
 
 def weight_controls() -> ScoringWeights:
@@ -98,9 +98,9 @@ def weight_controls() -> ScoringWeights:
     """
     st.sidebar.subheader("Weights", help=explain.COMPOSITE)
     with st.sidebar.container(horizontal=True, gap="small"):
-        for preset in PRESETS:
+        for preset in WEIGHT_PRESETS:
             st.button(preset, key=preset_key(preset), on_click=_apply_preset, args=(preset,), width="content",
-                      help=" / ".join(f"{v:g}" for v in PRESETS[preset].as_tuple()))
+                      help=" / ".join(f"{v:g}" for v in WEIGHT_PRESETS[preset].as_tuple()))
     for name in WEIGHT_NAMES:
         st.sidebar.slider(WEIGHT_LABELS[name], 0.0, 1.0, step=0.05, key=f"lab_{name}", help=explain.WEIGHT_HELP[name])
     values = {name: float(st.session_state[f"lab_{name}"]) for name in WEIGHT_NAMES}
@@ -282,7 +282,7 @@ def show_results(engine: MemoryEngine, results: list[RecallResult], weights: Sco
     """Re-rank the kept candidates under `weights` and the as-of time (pure), then show them."""
     now = as_of_time()
     ranked = explain.rescore_at(results, weights, now)
-    baseline = explain.rescore_at(results, PRESETS["default"], now)
+    baseline = explain.rescore_at(results, WEIGHT_PRESETS["default"], now)
     moves = views.rank_moves(baseline, ranked)
     st.session_state["lab_ranked_ids"] = [r.memory.id for r in ranked]
 

@@ -36,7 +36,7 @@ class MemoryTable(SqliteConnection):
     ) -> None:
         """Insert memories and their edges atomically; `also` writes rows that must commit with them.
         `synced`: their vectors are in the vector index already (upserted before this commit, see
-        `Indexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
+        `DerivedIndexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
         with self.transaction() as cur:
             cur.executemany(
                 "INSERT INTO memories (id, content, importance, context, entity_id, kind, created_at, updated_at,"
