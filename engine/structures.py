@@ -1,7 +1,7 @@
 """`StructureFollower`: relational structures as a derived index that follows writes.
 
 Extracting a memory's structure (spaCy's parse, engine/analogy/text.py) costs about as much CPU as embedding
-it, so with `config.DEFER_STRUCTURES` a write commits the memory with a durable "structure pending" mark
+it, so a write commits the memory with a durable "structure pending" mark
 (the record store's `pending_structures` table, same transaction) and returns. The structure is then
 extracted, like the HNSW graph is derived from the stored vectors, by
 
@@ -35,6 +35,8 @@ from engine.index.derived import DerivedIndexes
 from engine.store.interface import Storage
 
 log = logging.getLogger(__name__)
+# Pending structures extracted per transaction by the read barrier.
+STRUCTURE_CATCHUP_BATCH = 512
 
 
 class StructureFollower:
@@ -69,13 +71,13 @@ class StructureFollower:
             stored = 0
             while True:
                 version = self._store.version()  # read before the pending rows: a later write moves it
-                batch = self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH)
+                batch = self._store.pending_structures(STRUCTURE_CATCHUP_BATCH)
                 if not batch:
                     self._join_extracted_elsewhere()
                     self._nothing_pending_at = version
                     return stored
                 written = self._extract(batch)
-                if not written and batch == self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH):
+                if not written and batch == self._store.pending_structures(STRUCTURE_CATCHUP_BATCH):
                     raise StoreError("pending relational structures could not be stored")  # never loop forever
                 stored += written
 
@@ -179,7 +181,7 @@ class StructureFollower:
 
     def _start(self) -> None:
         """Start the worker thread once (the caller holds `_wake`)."""
-        if self._worker is None and not self._closing and not self._store.read_only and config.DEFER_STRUCTURES:
+        if self._worker is None and not self._closing and not self._store.read_only:
             self._worker = threading.Thread(target=self._run, name="hebbs-structures", daemon=True)
             self._worker.start()
 
