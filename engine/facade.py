@@ -8,6 +8,7 @@ builds its request with the same `parse`, so validation is identical everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
@@ -66,7 +67,9 @@ from engine.recall.registry import STRATEGIES
 from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
+from engine.store.ledger import Ledger
 from engine.store.records import RecordStore, ScoreInputs, from_micros, to_micros
+from engine.store.replies import Replies
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
@@ -86,24 +89,30 @@ class _NoOwner:
 
 
 @contextmanager
-def store_errors() -> Iterator[None]:
-    """Disk, permission and database failures (SQLite, OS, Chroma) become one-line `StoreError`s."""
+def store_errors(data_dir: Path | None = None) -> Iterator[None]:
+    """Disk, permission and database failures (SQLite, OS, Chroma) become one-line `StoreError`s; a damaged
+    file is named, with what to do about it (`data_dir`: where the store's files are)."""
     try:
         yield
     except HebbsError:
         raise
     except (sqlite3.Error, OSError) as exc:
-        raise _store_error(exc) from exc
+        raise _store_error(exc, data_dir) from exc
     except Exception as exc:
         if type(exc).__module__.startswith("chromadb"):  # the vector index could not read or write
-            raise _store_error(exc) from exc
+            raise _store_error(exc, data_dir, vectors=True) from exc
         raise
 
 
-def _store_error(exc: BaseException) -> StoreError:
+DAMAGE_WORDS = ("not a database", "malformed", "corrupt", "file is encrypted", "database disk image")
+
+
+def _store_error(exc: BaseException, data_dir: Path | None = None, *, vectors: bool = False) -> StoreError:
     """A disk, permission or database failure as one line: what the data dir could not do, and why."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     lowered = text.lower()
+    if any(word in lowered for word in DAMAGE_WORDS):
+        return damaged_store_error(text, data_dir, vectors=vectors)
     if "readonly" in lowered or "read-only" in lowered or isinstance(exc, PermissionError):
         reason = "the data directory is read-only or not permitted for this user"
     elif "full" in lowered or getattr(exc, "errno", None) == errno.ENOSPC:
@@ -111,6 +120,17 @@ def _store_error(exc: BaseException) -> StoreError:
     else:
         reason = "the data directory could not be used"
     return StoreError(f"{reason}: {text[:200]}")
+
+
+def damaged_store_error(text: str, data_dir: Path | None, *, vectors: bool) -> StoreError:
+    """A damaged record store or vector index, named, with the remedy: the vector index is derived (every
+    embedding is also in the record store), so deleting it is safe; the record store is the memories."""
+    root = data_dir if data_dir is not None else Path("<data dir>")
+    if vectors:
+        return StoreError(f"the vector index {root / config.VECTOR_DIRNAME} is damaged ({text[:120]}): delete that "
+                          "folder and it is rebuilt from the record store on the next open")
+    return StoreError(f"the record store {root / config.RECORDS_FILENAME} is damaged ({text[:120]}): restore it "
+                      "from a backup, or move it away to start an empty store (its memories are then gone)")
 
 
 class MemoryEngine:
@@ -132,7 +152,7 @@ class MemoryEngine:
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            _make_private_dir(self.data_dir)
             # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
             # A folder this process cannot write is opened for reading only and owns nothing.
             self._owner = (
@@ -141,9 +161,12 @@ class MemoryEngine:
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
+            _create_private_file(self.data_dir / config.RECORDS_FILENAME)
             self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
         except BaseException as exc:
             self._owner.release()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise _store_error(exc, self.data_dir) from exc
             if isinstance(exc, OSError):
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
@@ -191,6 +214,11 @@ class MemoryEngine:
         self.close()
 
     @property
+    def replies(self) -> Replies:
+        """Replies kept under idempotency keys (servers use them: engine/store/replies.py)."""
+        return Replies(self._store)
+
+    @property
     def embedder(self) -> Embedder:
         return self._writer.embedder
 
@@ -217,7 +245,7 @@ class MemoryEngine:
             handler = self._handlers[type(request)]
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
-        with store_errors():
+        with store_errors(self.data_dir):
             return handler(request)
 
     # --- writes ----------------------------------------------------------------------------------------
@@ -237,7 +265,7 @@ class MemoryEngine:
     ) -> list[Memory]:
         """Store a batch atomically: all are validated first, embedded in batches, committed together."""
         request = RememberManyRequest.parse({"items": items})
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._writer.remember(request.items, progress)
 
     def add_edge(self, source: str, target: str, type: EdgeType | str, confidence: float = 1.0, **attrs: Any) -> Edge:
@@ -272,7 +300,7 @@ class MemoryEngine:
         request = IngestRequest.parse(
             {"paths": list(paths), "extractor": None if instance else extractor, "file_seconds": file_seconds}
         )
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._ingest(request.paths, progress, instance or request.extractor, request.file_seconds)
 
     def _ingest(
@@ -315,12 +343,15 @@ class MemoryEngine:
                     "(prefix=True, or --prefix, also matches an alias or unique prefix)"
                 )
             targets.extend(of_entity)
-        forgotten = self._writer.forget(targets)
+        # A document's propositions were derived from it: they go with it (and so does its uploaded file).
+        named = set(targets)
+        derived = [i for i in dict.fromkeys(Ledger(self._store).derived_from(targets)) if i not in named]
+        forgotten = self._writer.forget([*targets, *derived])
         if forgotten:
             self._entities.purge_unreferenced()
             self._store.checkpoint()
             remove_unreferenced_uploads(self.data_dir, self._store)
-        return ForgetResponse(tuple(forgotten))
+        return ForgetResponse(tuple(forgotten), len(set(derived) & set(forgotten)))
 
     # --- reads -----------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
@@ -391,7 +422,7 @@ class MemoryEngine:
 
     def structure_of(self, memory_id: str) -> dict[str, Any]:
         """The relational structure stored with a memory (what analogical recall compares)."""
-        with store_errors():
+        with store_errors(self.data_dir):
             self._structures.catch_up()
         record = self._store.get_record(memory_id)
         if record is None:
@@ -446,7 +477,7 @@ class MemoryEngine:
 
     def catch_up_structures(self) -> int:
         """Extract every pending structure now (what any read of structures does first); returns how many."""
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._structures.catch_up()
 
     def pending_structures(self) -> int:
@@ -755,3 +786,18 @@ def _best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
             relevance, details = out.get(h.id, (0.0, []))
             out[h.id] = (max(relevance, h.relevance), [*details, h.detail])
     return Candidates({i: r for i, (r, _) in out.items()}, lambda ids: {i: out[i][1] for i in ids})
+
+
+def _make_private_dir(folder: Path) -> None:
+    """Create the data dir readable by its owner only (0700); one that exists keeps its mode."""
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the record store's file 0600 before SQLite opens it: SQLite gives its WAL and shared-memory
+    files the database file's mode, so the memories' text is never readable by other users."""
+    if not path.exists() and os.access(path.parent, os.W_OK):
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
