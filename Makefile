@@ -11,7 +11,7 @@ DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
 SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
 PORT ?= 8501
 
-.PHONY: setup run test check lint browser sample clean-data onnx setup-mpnet
+.PHONY: setup run test check lint browser sample clean-data onnx setup-mpnet ts-schema
 
 setup: $(STAMP)
 
@@ -61,6 +61,13 @@ check: setup
 	$(BIN)/mypy
 
 lint: check
+
+# The TypeScript client's request types, regenerated from a running server's OpenAPI schema:
+# `make ts-schema HEBBS_URL=http://127.0.0.1:6381` (tests/interfaces/test_typescript_client.py checks they match).
+ts-schema:
+	@test -n "$(HEBBS_URL)" || { echo "set HEBBS_URL to a running hebbs serve"; exit 2; }
+	$(BIN)/python -c "import json,sys,urllib.request; json.dump(json.load(urllib.request.urlopen('$(HEBBS_URL)/openapi.json')), sys.stdout, indent=2, sort_keys=True); print()" > clients/typescript/openapi.json
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run gen
 
 clean-data:
 	rm -rf $(DATA_DIR)

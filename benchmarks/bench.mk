@@ -7,7 +7,8 @@
 BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
-.PHONY: bench-scale bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale bench-locomo
+.PHONY: bench-scale bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale bench-locomo \
+	calibrate
 
 bench-deps: setup
 	@$(BENCH_PY) -c "import hebbmem, txtai, matplotlib" 2>/dev/null || $(BENCH_PY) -m pip install -q -e '.[bench]'
@@ -34,6 +35,11 @@ LOCOMO_ARGS ?=
 bench-locomo: setup
 	$(BENCH_PY) -m benchmarks.run --skip-perf --locomo-configs ablation $(LOCOMO_ARGS)
 
+# Refit the fused relevance's calibration on LoCoMo's tuning half -> engine/recall/calibration_fit.py
+# (docs/calibration.md); then rerun bench-locomo.
+calibrate: setup
+	$(BENCH_PY) -m benchmarks.calibrate $(LOCOMO_ARGS)
+
 # What serving costs (REST, gRPC) and what a Chroma server costs, next to the in-process engine: docs/scaling.md.
 bench-serve: setup
 	$(BENCH_PY) -m benchmarks.bench_serve $(BENCH_ARGS)
@@ -56,3 +62,9 @@ SCALE_BUDGET ?= 60
 bench-scale: setup
 	$(BENCH_PY) -m benchmarks.scale --sizes $(SCALE_SIZES) --budget-minutes $(SCALE_BUDGET) --save
 	$(BENCH_PY) -m benchmarks.run --report-only
+
+# The offline contradiction checks (engine/contradictions/) on the labelled statement pairs, tune and held-out
+# halves reported apart: benchmarks/results/contradictions.json, docs/contradictions.md.
+.PHONY: bench-contradictions
+bench-contradictions: setup
+	$(BENCH_PY) -m benchmarks.contradictions.evaluate --json benchmarks/results/contradictions.json

@@ -245,13 +245,13 @@ def temporal_pool(top_k: int) -> int:
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
 WINDOW_RADIUS = 2
-# Conversation messages' windows start with the day they were said ("8 May 2023"; engine/store/fulltext.py).
+# Conversation messages' windows start with the day they were said ("8 May 2023"; engine/store/sqlite/fulltext.py).
 WINDOW_DATE_LINE = True
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
 # How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
 LEXICAL_POOL = 100
-# BM25 saturation (k1) and length normalisation (b) of the lexical tables (engine/store/fulltext.py). FTS5's
+# BM25 saturation (k1) and length normalisation (b) of the lexical tables (engine/store/sqlite/fulltext.py). FTS5's
 # built-in bm25() fixes them at 1.2 / 0.75; these were chosen on LoCoMo's tuning half only
 # (benchmarks/locomo_eval.py, conv-26/30/41/42/43): short turns and windows want early saturation and no
 # length penalty.

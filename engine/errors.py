@@ -79,3 +79,7 @@ class IngestError(HebbsError):
 
 class ExtractorError(IngestError):
     """The LLM extractor is misconfigured or its endpoint returned something unusable."""
+
+
+class InvalidPolicyError(ValidationError):
+    """A tenant policy value is out of range (snapshots, auto-forget threshold, decay half-life)."""

@@ -9,19 +9,11 @@ builds its request with the same `parse`, so validation is identical everywhere.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import errno
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from datetime import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from engine import config
 from engine.analogy.text import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
@@ -47,34 +39,33 @@ from engine.api.responses import (
     ListResponse,
     MemoriesResponse,
     NeighbourhoodResponse,
-    NeighbourNode,
     RecallResponse,
     StatsResponse,
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import AmbiguousMemoryIdError, HebbsError, MemoryNotFoundError, StoreError, ValidationError
-from engine.index.graph import Reached
+from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.lock import DataDirLock
-from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult, Strategy, StrategyDetail
+from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
 from engine.recall import scoring
-from engine.recall.fusion import FusionFrame, fused
-from engine.recall.fusion import frame as fusion_frame
-from engine.recall.lexical import with_matched_terms
-from engine.recall.registry import STRATEGIES
-from engine.recall.strategies import Hit, RecallInputs
-from engine.recall.unnamed import unnamed
+from engine.recall.fusion import FusionFrame
+from engine.recall.neighbourhood import neighbourhood
+from engine.recall.recaller import Recaller
 from engine.store.entities import EntityRegistry
+from engine.store.errors import as_store_error, store_errors
+from engine.store.interface import Storage
 from engine.store.ledger import Ledger
-from engine.store.records import RecordStore, ScoreInputs, from_micros, to_micros
+from engine.store.records import RecordStore
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from engine.ingest.analysis import Extractor
     from engine.ingest.summary import IndexSummary
 
@@ -86,51 +77,6 @@ class _NoOwner:
 
     def release(self) -> None:
         return None
-
-
-@contextmanager
-def store_errors(data_dir: Path | None = None) -> Iterator[None]:
-    """Disk, permission and database failures (SQLite, OS, Chroma) become one-line `StoreError`s; a damaged
-    file is named, with what to do about it (`data_dir`: where the store's files are)."""
-    try:
-        yield
-    except HebbsError:
-        raise
-    except (sqlite3.Error, OSError) as exc:
-        raise _store_error(exc, data_dir) from exc
-    except Exception as exc:
-        if type(exc).__module__.startswith("chromadb"):  # the vector index could not read or write
-            raise _store_error(exc, data_dir, vectors=True) from exc
-        raise
-
-
-DAMAGE_WORDS = ("not a database", "malformed", "corrupt", "file is encrypted", "database disk image")
-
-
-def _store_error(exc: BaseException, data_dir: Path | None = None, *, vectors: bool = False) -> StoreError:
-    """A disk, permission or database failure as one line: what the data dir could not do, and why."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    lowered = text.lower()
-    if any(word in lowered for word in DAMAGE_WORDS):
-        return damaged_store_error(text, data_dir, vectors=vectors)
-    if "readonly" in lowered or "read-only" in lowered or isinstance(exc, PermissionError):
-        reason = "the data directory is read-only or not permitted for this user"
-    elif "full" in lowered or getattr(exc, "errno", None) == errno.ENOSPC:
-        reason = "the disk is full"
-    else:
-        reason = "the data directory could not be used"
-    return StoreError(f"{reason}: {text[:200]}")
-
-
-def damaged_store_error(text: str, data_dir: Path | None, *, vectors: bool) -> StoreError:
-    """A damaged record store or vector index, named, with the remedy: the vector index is derived (every
-    embedding is also in the record store), so deleting it is safe; the record store is the memories."""
-    root = data_dir if data_dir is not None else Path("<data dir>")
-    if vectors:
-        return StoreError(f"the vector index {root / config.VECTOR_DIRNAME} is damaged ({text[:120]}): delete that "
-                          "folder and it is rebuilt from the record store on the next open")
-    return StoreError(f"the record store {root / config.RECORDS_FILENAME} is damaged ({text[:120]}): restore it "
-                      "from a backup, or move it away to start an empty store (its memories are then gone)")
 
 
 class MemoryEngine:
@@ -162,11 +108,11 @@ class MemoryEngine:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
             _create_private_file(self.data_dir / config.RECORDS_FILENAME)
-            self._store = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+            self._store: Storage = RecordStore(self.data_dir / config.RECORDS_FILENAME)
         except BaseException as exc:
             self._owner.release()
             if isinstance(exc, sqlite3.DatabaseError):
-                raise _store_error(exc, self.data_dir) from exc
+                raise as_store_error(exc, self.data_dir) from exc
             if isinstance(exc, OSError):
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
@@ -179,9 +125,8 @@ class MemoryEngine:
         # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
         self._structures = StructureFollower(self._store, self._indexes, lambda: self._writer.extractor, self.clock)
         self._writer.after_commit = self._structures.wrote
-        self._lock = threading.Lock()
-        self._structures_checked = False  # stale structures are re-extracted before the first analogical recall
-        self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
+        self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
+                                  lambda: self._writer.extractor, self.clock)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
@@ -192,18 +137,16 @@ class MemoryEngine:
             GetRequest: lambda r: self.get(r.memory_id),
             ListRequest: self._list,
             StatsRequest: self._stats,
-            NeighbourhoodRequest: self._neighbourhood,
-            RecallRequest: lambda r: RecallResponse(tuple(self._recall(r))),
-            PrimeRequest: lambda r: RecallResponse(tuple(self._prime(r))),
+            NeighbourhoodRequest: lambda r: neighbourhood(self._store, self._indexes, r),
+            RecallRequest: lambda r: RecallResponse(tuple(self._recaller.recall(r))),
+            PrimeRequest: lambda r: RecallResponse(tuple(self._recaller.prime(r))),
             RescoreRequest: lambda r: RecallResponse(tuple(scoring.rescore(r.results, r.scoring_weights, r.top_k))),
         }
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:
         self._structures.close()  # after the batch in hand; the rest stays pending, durable
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        self._recaller.close()
         self._store.close()
         self._owner.release()
 
@@ -392,9 +335,7 @@ class MemoryEngine:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
         an alias or unique prefix of ("meridian" -> "meridian analytics"); AmbiguousEntityError lists the
         candidates when several match."""
-        if self._indexes.has_entity(entity_id):  # memories use it as given: no query (a timeline recall's case)
-            return entity_id
-        return self._entities.resolve(entity_id)
+        return self._recaller.resolve_entity(entity_id)
 
     def resolve_memory_id(self, text: str) -> str:
         """The full id a short id means: an id as given, else the one memory whose id starts or ends with the
@@ -432,24 +373,7 @@ class MemoryEngine:
     def reextract_structures(self, *, all_memories: bool = False) -> int:
         """Re-extract stored structures written by another extractor version (or every one) and rebuild the
         feature index, as every index is rebuilt from the record store. Returns how many were rebuilt."""
-        from engine.analogy.graph import GRAPH_VERSION
-
-        self._structures.catch_up()
-        with self._lock:
-            self._structures_checked = True
-            if all_memories:
-                stale = self._store.stale_structures(-1)
-            elif getattr(self._writer.extractor, "name", "") != "episode":
-                return 0
-            else:
-                stale = self._store.stale_structures(GRAPH_VERSION)
-            for start in range(0, len(stale), 1000):
-                chunk = stale[start : start + 1000]
-                found = self._writer.extractor.extract([content for _, content in chunk])
-                self._store.set_structures([(i, c, s) for (i, c), s in zip(chunk, found, strict=True)])
-            if stale:
-                self._indexes.structures_replaced()
-            return len(stale)
+        return self._structures.reextract(all_memories)
 
     def analyze(self, text: str) -> dict[str, Any]:
         """The relational structure of a text, e.g. a cue, as the analogical strategy sees it."""
@@ -490,33 +414,6 @@ class MemoryEngine:
         response: NeighbourhoodResponse = self.handle(NeighbourhoodRequest.parse({"memory_id": memory_id, **params}))
         return response
 
-    def _neighbourhood(self, request: NeighbourhoodRequest) -> NeighbourhoodResponse:
-        if not self._store.existing([request.memory_id]):
-            raise MemoryNotFoundError(f"no memory with id {request.memory_id}")
-        revisions = self._indexes.revision_ids()
-        reached: list[Reached] = []
-        truncated = False
-        for level in self._indexes.graph.levels(request.memory_id, request.depth, request.edge_types):
-            level = [r for r in level if r.id not in revisions or r.depth == 0]
-            room = request.max_nodes - len(reached)
-            if len(level) > room:
-                level, truncated = level[:room], True
-            reached.extend(level)
-            if truncated:
-                break
-        memories = self._store.get_many([r.id for r in reached])
-        nodes = tuple(
-            NeighbourNode(memories[r.id], r.depth, r.path, None if r.edge_type is None else r.edge_type.value,
-                          r.direction)
-            for r in reached
-            if r.id in memories
-        )
-        allowed = request.edge_types
-        edges = tuple(
-            e for e in self._store.edges_among([n.memory.id for n in nodes]) if allowed is None or e.type in allowed
-        )
-        return NeighbourhoodResponse(request.memory_id, nodes, edges, truncated)
-
     # --- recall ----------------------------------------------------------------------------------------
     def recall(self, cue: str | RecallRequest = "", **params: Any) -> list[RecallResult]:
         """Run the requested strategies, fuse, score, cut to top_k, and count the recall.
@@ -528,210 +425,20 @@ class MemoryEngine:
         response: RecallResponse = self.handle(request)
         return list(response.results)
 
-    def _recall(self, request: RecallRequest) -> list[RecallResult]:
-        return self._count_access(self.retrieve(request))
-
-    def _count_access(self, results: list[RecallResult]) -> list[RecallResult]:
-        """Every memory a recall returns gets access_count + 1 and last_accessed_at = now, persisted (not on a
-        read-only data dir: recall still works there, without counting)."""
-        if not results or self._store.read_only:
-            return results
-        now = self.clock.now()
-        self._store.record_access([r.memory.id for r in results], now)
-        return [
-            dataclasses.replace(
-                r,
-                memory=dataclasses.replace(r.memory, access_count=r.memory.access_count + 1, last_accessed_at=now),
-            )
-            for r in results
-        ]
-
     def prime(self, entity_id: str, cue: str = "", **params: Any) -> list[RecallResult]:
         """An entity's memories to prime an agent with: its timeline, ranked by relevance to `cue` when
         given (else newest first by the composite), counted as a recall."""
         response: RecallResponse = self.handle(PrimeRequest.parse({"entity_id": entity_id, "cue": cue, **params}))
         return list(response.results)
 
-    def _prime(self, request: PrimeRequest) -> list[RecallResult]:
-        strategies = [Strategy.TEMPORAL, Strategy.SIMILARITY] if request.cue.strip() else [Strategy.TEMPORAL]
-        recall = RecallRequest(
-            cue=request.cue,
-            strategies=tuple(strategies),
-            top_k=config.MAX_TOP_K,
-            scoring_weights=request.scoring_weights,
-            entity_id=request.entity_id,
-        )
-        results = self.retrieve(recall)
-        entity = self.resolve_entity(request.entity_id)
-        mine = [r for r in results if r.memory.entity_id == entity][: request.top_k]
-        return self._count_access(mine)
-
     def retrieve(self, request: RecallRequest) -> list[RecallResult]:
         """Recall without counting it: the candidates, scored and ranked. Notebooks and benchmarks use it."""
-        inputs = self._recall_inputs(request)
-        request = inputs.request
-        candidates = self._fused_candidates(inputs) if request.fused else _best_of(self._run_strategies(inputs))
-        results = self._rank(candidates, request.scoring_weights, request.top_k)
-        if Strategy.LEXICAL in request.strategies:
-            results = with_matched_terms(results, self._store, request.cue)
-        if request.strategies == (Strategy.TEMPORAL,):
-            # A timeline is read in the order things happened.
-            results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
-        return results
+        return self._recaller.retrieve(request)
 
     def fusion_frame(self, request: RecallRequest) -> FusionFrame:
         """The benchmark hook: a fused recall's evidence before weighting (pool, per-signal z-scores,
         episodes), so a grid of fusion settings is scored without searching again. Read-only."""
-        inputs = self._recall_inputs(request)
-        return fusion_frame(inputs, self._fused_hits(inputs))
-
-    def _recall_inputs(self, request: RecallRequest) -> RecallInputs:
-        """Everything the strategies read for one recall: the cue's embedding and parse, the indexes."""
-        if request.seed_memory_id is not None and not self._store.existing([request.seed_memory_id]):
-            raise MemoryNotFoundError(f"seed memory {request.seed_memory_id} does not exist")
-        if request.entity_id is not None:
-            resolved = self.resolve_entity(request.entity_id)
-            if resolved != request.entity_id:
-                request = dataclasses.replace(request, entity_id=resolved)
-        cue_parse: Callable[[], dict[str, Any]] = dict
-        if Strategy.ANALOGICAL in request.strategies:
-            self._structures.catch_up()  # the read barrier: no pending structure is missed
-            if not self._structures_checked:
-                self.reextract_structures()
-            # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their
-            # kernels. Only analogical recall waits for it; the other strategies run meanwhile.
-            parsing = self._strategy_pool().submit(self._writer.extractor.extract, [request.cue])
-
-            def cue_parse() -> dict[str, Any]:
-                return parsing.result()[0]
-        if request.needs_cue_embedding and not self._indexes.vectors_open and not self._searches_exactly(request):
-            self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
-        cue_embedding, unnamed_embedding = self._cue_embeddings(request)
-        indexes = self._indexes
-        inputs = RecallInputs(
-            request=request,
-            cue_embedding=cue_embedding,
-            cue_parse=cue_parse,
-            store=self._store,
-            vectors=lambda: indexes.vectors,
-            timeline=lambda: indexes.timeline,
-            graph=lambda: indexes.graph,
-            structures=lambda: indexes.structures,
-            excluded=frozenset(indexes.revision_ids()),
-            now=self.clock.now(),
-            candidates=indexes.candidates,
-            postings=indexes.lexical_postings(),
-            unnamed_embedding=unnamed_embedding,
-        )
-        return inputs
-
-    def _searches_exactly(self, request: RecallRequest) -> bool:
-        """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),
-        so it never touches the vector index: a cold `hebbs recall` then does not import Chroma at all."""
-        fusion = request.fusion
-        return request.fused and fusion.exact_search and self._store.count() <= config.EXACT_SEARCH_MAX_MEMORIES
-
-    def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
-        entity of the store, the embedding of the cue without that name: one batch of two for the model."""
-        if not request.needs_cue_embedding:
-            return None, None
-        cue_unnamed = None
-        weighed = request.fused and request.fusion.weight("similarity_unnamed") > 0
-        if weighed and Strategy.SIMILARITY in request.strategies:
-            cue_unnamed = unnamed(request.cue, self._indexes.timeline.entities())
-        vectors = self._writer.embed([request.cue] if cue_unnamed is None else [request.cue, cue_unnamed])
-        return vectors[0], (vectors[1] if cue_unnamed is not None else None)
-
-    def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
-        strategies = inputs.request.strategies
-        if len(strategies) == 1:
-            return [STRATEGIES[strategies[0]](inputs)]
-        return list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), strategies))
-
-    def _fused_candidates(self, inputs: RecallInputs) -> Candidates:
-        """Several strategies' evidence added up (engine/recall/fusion.py); details only for the winners."""
-        request = inputs.request
-        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
-        fusion = fused(inputs, self._fused_hits(inputs), request.fusion, limit)
-        return Candidates(dict(zip(fusion.ids, fusion.relevance, strict=True)), fusion.details)
-
-    def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, list[Hit]]:
-        """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
-        exactly (HNSW asked for every memory) when the store is small."""
-        request = inputs.request
-        ef, exact = request.ef_search, False
-        if request.fusion.exact_search:
-            table = inputs.table()
-            count = len(table) if table is not None else self._store.count()
-            if count <= config.EXACT_SEARCH_MAX_MEMORIES:
-                ef, exact = max(ef, count), True
-        pool_k = max(request.top_k, config.FUSION_POOL)
-        wide = dataclasses.replace(
-            inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k), exact=exact
-        )
-        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef), exact=exact)
-        seeding = narrow
-        if Strategy.SIMILARITY in request.strategies and request.seed_memory_id is None:
-            # The causal seed (the cue's nearest memory) is the first of similarity's wider search: one HNSW
-            # search instead of two (a wider search finds the same nearest memory, or a nearer one).
-            width = max(inputs.overfetch(pool_k), ef)
-            seeding = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=width), exact=exact)
-
-        def run(strategy: Strategy) -> list[Hit]:
-            chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow
-            return STRATEGIES[strategy](seeding if strategy == Strategy.CAUSAL else chosen)
-
-        strategies = request.strategies
-        many = len(strategies) > 1
-        hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
-        return dict(zip(strategies, hit_lists, strict=True))
-
-    def _strategy_pool(self) -> ThreadPoolExecutor:
-        """One pool for the engine's life: starting threads on every recall cost more than a strategy."""
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
-            return self._pool
-
-    def _rank(self, candidates: Candidates, weights: scoring.ScoringWeights, top_k: int) -> list[RecallResult]:
-        """Score and cut to top_k, reading whole memories (and building strategy details) for the winners only.
-
-        A candidate's score needs just its importance, created_at and access_count: a temporal pool of
-        hundreds is scored from those and only the top_k are read and parsed in full. A single strategy's few
-        candidates (at most 2 x top_k, all of them contenders) are read whole at once: one query, not two.
-        """
-        best = candidates.relevance
-        now = self.clock.now()
-        memories: dict[str, Memory] | None = None
-        contenders: list[tuple[str, datetime | None, float, int]]
-        if len(best) <= 2 * top_k:
-            memories = self._store.get_many(list(best))  # drops anything forgotten meanwhile
-            contenders = [(i, m.created_at, m.importance, m.access_count) for i, m in memories.items()]
-        else:
-            inputs = self._store.score_inputs(list(best))
-            relevance = np.array([best[i] for i in inputs.ids], dtype=np.float64)
-            contenders = [
-                (inputs.ids[n], from_micros(int(inputs.created_us[n])), float(inputs.importance[n]),
-                 int(inputs.access_count[n]))
-                for n in _contenders(relevance, inputs, now, weights, top_k)
-            ]
-        ranked = []
-        for i, created, importance, access_count in contenders:
-            assert created is not None
-            signals = scoring.signals_from(best[i], created, importance, access_count, now)
-            score = scoring.composite(signals, weights)
-            ranked.append((scoring.sort_key(score, signals.relevance, created, i), score, signals, i))
-        ranked.sort(key=lambda r: r[0])
-        winners = ranked[:top_k]
-        if memories is None:
-            memories = self._store.get_many([i for *_, i in winners])
-        details = candidates.details([i for *_, i in winners if i in memories])
-        return [
-            RecallResult(memories[i], score, signals, tuple(details[i]))
-            for _, score, signals, i in winners
-            if i in memories
-        ]
+        return self._recaller.fusion_frame(request)
 
     @staticmethod
     def rescore(
@@ -746,46 +453,6 @@ class MemoryEngine:
         """The benchmark hook: one plain Chroma query on this store's collection, nothing around it. The
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
-
-
-class Candidates(NamedTuple):
-    """What the composite score ranks: each candidate's relevance, and its strategies' details on demand (a
-    fused recall builds them for the few winners only)."""
-
-    relevance: Mapping[str, float]
-    details: Callable[[Collection[str]], Mapping[str, Sequence[StrategyDetail]]]
-
-
-# Bound on the difference between numpy's composite score and the exact one (float rounding, about 1e-15).
-_SCORE_SLACK = 1e-9
-
-
-def _contenders(
-    relevance: np.ndarray, inputs: ScoreInputs, now: datetime, weights: scoring.ScoringWeights, top_k: int
-) -> list[int]:
-    """Positions (in `inputs`) of the candidates that can be among the `top_k` (`relevance`: each one's, in the
-    same order): the pool is scored at once in numpy and only those within `_SCORE_SLACK` of the k-th best
-    numpy score are scored exactly (and tie-broken) in Python. Exact: every one of the true top_k scores at
-    least the k-th best exact score, which is within the slack of the k-th best numpy score, so the ranking
-    and scores are those of scoring every candidate exactly."""
-    count = len(inputs.ids)
-    if count <= 2 * top_k:
-        return list(range(count))
-    approx = scoring.composite_arrays(
-        relevance, inputs.created_us, inputs.importance, inputs.access_count, to_micros(now), weights
-    )
-    kth = float(np.partition(approx, count - top_k)[count - top_k])
-    return np.flatnonzero(approx >= kth - _SCORE_SLACK).tolist()
-
-
-def _best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
-    """One strategy's hits as candidates (de-duplicated by id, keeping the highest relevance)."""
-    out: dict[str, tuple[float, list[StrategyDetail]]] = {}
-    for hits in hit_lists:
-        for h in hits:
-            relevance, details = out.get(h.id, (0.0, []))
-            out[h.id] = (max(relevance, h.relevance), [*details, h.detail])
-    return Candidates({i: r for i, (r, _) in out.items()}, lambda ids: {i: out[i][1] for i in ids})
 
 
 def _make_private_dir(folder: Path) -> None:

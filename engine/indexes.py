@@ -27,7 +27,8 @@ from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store import vector_files
-from engine.store.records import MemoryRecord, RecordStore, to_micros
+from engine.store.interface import Storage
+from engine.store.rows import MemoryRecord, to_micros
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ VectorSource = VectorIndex | Callable[[], VectorIndex] | None
 class Indexes:
     """Holds every derived index; `apply` / `add_edges` / `drop` follow committed writes."""
 
-    def __init__(self, store: RecordStore, data_dir: Path, vector_index: VectorSource = None) -> None:
+    def __init__(self, store: Storage, data_dir: Path, vector_index: VectorSource = None) -> None:
         self._store = store
         self._data_dir = data_dir
         self._vector_source = vector_index

@@ -7,14 +7,14 @@ extracted, like the HNSW graph is derived from the stored vectors, by
 
 - the read barrier `catch_up`, run before anything reads structures (analogical recall, `structure_of`,
   re-extraction): every pending structure is extracted and stored first, so no caller sees a stale one.
-  It is cheap when nothing is pending: one `RecordStore.version()` compared with the last version at which
+  It is cheap when nothing is pending: one `Storage.version()` compared with the last version at which
   nothing was pending (that version also moves when another engine or process commits);
 - the idle worker, a thread started by this engine's first deferred write (or `start_if_pending`), which
   extracts small batches once no write has come for `config.STRUCTURE_IDLE_SECONDS`, so a bulk import in
   the foreground is not slowed; it stops at `close` after at most the batch in hand.
 
 Storing is idempotent and safe against races: a structure is written only while its memory is still
-pending and still has the text it was extracted from (`RecordStore.set_structures(pending_only=True)`), in
+pending and still has the text it was extracted from (`Storage.set_structures(pending_only=True)`), in
 one transaction under the store's write lock. A crash leaves pending marks, never a lost structure.
 """
 
@@ -27,11 +27,12 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from engine import config
+from engine.analogy.graph import GRAPH_VERSION
 from engine.analogy.text import StructureExtractor
 from engine.clock import Clock
 from engine.errors import StoreError
 from engine.indexes import Indexes
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class StructureFollower:
     """Extracts pending structures: on demand before a read (`catch_up`) and in the background when idle."""
 
     def __init__(
-        self, store: RecordStore, indexes: Indexes, extractor: Callable[[], StructureExtractor], clock: Clock
+        self, store: Storage, indexes: Indexes, extractor: Callable[[], StructureExtractor], clock: Clock
     ) -> None:
         self._store = store
         self._indexes = indexes
@@ -55,6 +56,8 @@ class StructureFollower:
         self._closing = False
         self._worker: threading.Thread | None = None
         self._failed: BaseException | None = None
+        self._reextracting = threading.Lock()
+        self._versions_checked = False  # stale structures are re-extracted before the first analogical recall
 
     # --- the read barrier --------------------------------------------------------------------------------
     def catch_up(self) -> int:
@@ -94,6 +97,35 @@ class StructureFollower:
         awaiting = self._indexes.awaiting_structures()
         if awaiting:
             self._indexes.structures_filled(self._store.features_of(sorted(awaiting)))
+
+    # --- re-extraction -----------------------------------------------------------------------------------
+    def before_analogical_read(self) -> None:
+        """The barrier before an analogical recall: no pending structure is missed, and (once per engine)
+        structures another extractor version wrote are re-extracted."""
+        self.catch_up()
+        if not self._versions_checked:
+            self.reextract()
+
+    def reextract(self, all_memories: bool = False) -> int:
+        """Re-extract stored structures written by another extractor version (or every one) and rebuild the
+        feature index, as every index is rebuilt from the record store. Returns how many were rebuilt."""
+        self.catch_up()
+        with self._reextracting:
+            self._versions_checked = True
+            extractor = self._extractor()
+            if all_memories:
+                stale = self._store.stale_structures(-1)
+            elif getattr(extractor, "name", "") != "episode":
+                return 0
+            else:
+                stale = self._store.stale_structures(GRAPH_VERSION)
+            for start in range(0, len(stale), 1000):
+                chunk = stale[start : start + 1000]
+                found = extractor.extract([content for _, content in chunk])
+                self._store.set_structures([(i, c, s) for (i, c), s in zip(chunk, found, strict=True)])
+            if stale:
+                self._indexes.structures_replaced()
+            return len(stale)
 
     # --- the idle worker ---------------------------------------------------------------------------------
     def wrote(self, pending: int) -> None:

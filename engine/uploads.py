@@ -8,8 +8,8 @@ import logging
 from pathlib import Path
 
 from engine import config
+from engine.store.interface import Storage
 from engine.store.ledger import Ledger
-from engine.store.records import RecordStore
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +18,7 @@ def uploads_dir(data_dir: Path) -> Path:
     return data_dir / config.UPLOADS_DIRNAME
 
 
-def remove_unreferenced_uploads(data_dir: Path, store: RecordStore) -> list[Path]:
+def remove_unreferenced_uploads(data_dir: Path, store: Storage) -> list[Path]:
     """Delete the uploaded files no memory was indexed from any more; returns them."""
     folder = uploads_dir(data_dir)
     if not folder.is_dir():

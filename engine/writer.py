@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -29,7 +28,8 @@ from engine.embedding import Embedder
 from engine.errors import EmbeddingModelMismatchError, InvalidEdgeError, MemoryNotFoundError
 from engine.indexes import Indexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.records import MemoryRecord, RecordStore
+from engine.store.interface import Cursor, Storage
+from engine.store.rows import MemoryRecord
 
 Progress = Callable[[int, int], None]  # (done, total)
 Structure = dict[str, Any] | None  # None: deferred (extracted later, see engine/structures.py)
@@ -41,7 +41,7 @@ class Writer:
     """Writes memories, edges, revisions and deletes; every public method leaves store and indexes in step."""
 
     def __init__(
-        self, store: RecordStore, indexes: Indexes, embedder: Embedder, extractor: StructureExtractor, clock: Clock
+        self, store: Storage, indexes: Indexes, embedder: Embedder, extractor: StructureExtractor, clock: Clock
     ) -> None:
         self.store = store
         self.indexes = indexes
@@ -127,7 +127,7 @@ class Writer:
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge] = (),
-        also: Callable[[sqlite3.Cursor], None] | None = None,
+        also: Callable[[Cursor], None] | None = None,
         vectors_first: bool = False,
     ) -> None:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
@@ -266,6 +266,19 @@ class Writer:
         self.indexes.apply([new_record, revision_record], [edge])
         self._committed(new_record.structure_pending + revision_record.structure_pending)
         return updated
+
+    def replace_derived_edges(
+        self, origin: str, edges: Sequence[Edge], also: Callable[[Cursor], None] | None = None
+    ) -> None:
+        """Swap every edge ingestion derived (`attrs.origin == origin`) for `edges` in one transaction (`also`
+        commits with them), then the graph index follows."""
+        self.store.replace_derived_edges(origin, edges, also)
+        self.indexes.edges_replaced()
+
+    def set_importances(self, values: Sequence[tuple[str, float]]) -> None:
+        """Set importance per memory id in one transaction (ingestion's salience); recall's caches follow the
+        store's version."""
+        self.store.set_importances(values)
 
     def forget(self, memory_ids: Sequence[str], *, erase: bool = True) -> list[str]:
         """Delete memories and, transitively, their revisions from the store, then from every index.

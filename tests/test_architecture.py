@@ -90,3 +90,37 @@ def test_no_module_reaches_into_another_modules_private_names() -> None:
                     offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
                                   if a.name.startswith("_") and not a.name.startswith("__")]
     assert not offenders, offenders
+
+
+# The engine's floors, lowest first: a module imports only from its own floor or the ones below it. Modules
+# on no floor (models, config, errors, api, analogy, ...) are the ground every floor may stand on.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("store", ("engine.store",)),
+    ("index", ("engine.index", "engine.indexes", "engine.structures")),
+    ("recall", ("engine.recall",)),
+    ("write", ("engine.writer", "engine.ingest")),
+    ("facade", ("engine.facade",)),
+    ("interfaces", ("interfaces",)),
+)
+# Recall and write stand side by side on the floor above the indexes: neither imports the other.
+SIDE_BY_SIDE = {"recall": 2, "write": 2}
+
+
+def _floor(module: str) -> tuple[str, int] | None:
+    """The floor a module stands on (its name and height), or None for the ground."""
+    for level, (name, prefixes) in enumerate(FLOORS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return name, SIDE_BY_SIDE.get(name, level)
+    return None
+
+
+def test_the_engine_has_floors_and_nothing_imports_upwards() -> None:
+    graph = _graph()
+    back_arrows = []
+    for source, target in graph.edges:
+        low, high = _floor(source), _floor(target)
+        if low is None or high is None or low[0] == high[0]:
+            continue
+        if high[1] >= low[1]:
+            back_arrows.append(f"{source} ({low[0]}) -> {target} ({high[0]})")
+    assert not back_arrows, "imports against the floors: " + "; ".join(sorted(back_arrows))

@@ -18,8 +18,9 @@ import pyvis
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader
 from pyvis.network import Network
 
-from engine import Edge, EdgeType, Memory, MemoryEngine, build_request
-from engine.models import Strategy, iso
+from engine import Edge, EdgeType, MemoryEngine
+from engine.api.responses import NeighbourNode
+from engine.models import iso
 from workbench.views import snippet
 
 EDGE_COLOURS: dict[str, str] = {
@@ -157,24 +158,14 @@ def external_resources(page: str) -> list[str]:
     return [m.group(0) for m in _EXTERNAL.finditer(page)]
 
 
-@dataclass(frozen=True)
-class Reached:
-    """A memory in the neighbourhood: how far from the seed and along which path."""
-
-    memory: Memory
-    depth: int
-    path: tuple[str, ...]
-    edge_type: str | None
-    direction: str | None
-
-
 @dataclass
 class Neighbourhood:
-    """What a causal recall reaches from a seed, and the stored edges among those memories."""
+    """The engine's neighbourhood of a seed (`MemoryEngine.neighbourhood`), its nodes keyed by memory id."""
 
     seed: str
-    nodes: dict[str, Reached] = field(default_factory=dict)
+    nodes: dict[str, NeighbourNode] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
+    truncated: bool = False
 
     def path_to(self, memory_id: str) -> tuple[str, ...]:
         node = self.nodes.get(memory_id)
@@ -188,33 +179,12 @@ def neighbourhood(
     edge_types: Collection[str] | None = None,
     limit: int = 100,
 ) -> Neighbourhood:
-    """Walk the stored edges from `seed` with the engine's causal recall (not counted as a recall)."""
-    request = build_request(
-        "",
-        strategies=[Strategy.CAUSAL],
-        seed_memory_id=seed,
-        max_depth=max_depth,
-        edge_types=None if edge_types is None else list(edge_types),
-        top_k=limit,
+    """The memories within `max_depth` edges of `seed` (nearest first, at most `limit`) and the stored edges
+    among them: the engine's neighbourhood query, the one the REST route serves."""
+    found = engine.neighbourhood(
+        seed, depth=max_depth, max_nodes=limit, edge_types=None if edge_types is None else list(edge_types)
     )
-    result = Neighbourhood(seed)
-    for r in engine.retrieve(request):
-        detail = next(d.to_dict() for d in r.strategy_details if d.strategy == Strategy.CAUSAL)
-        result.nodes[r.memory.id] = Reached(
-            r.memory, int(detail["depth"]), tuple(detail["path"]), detail.get("edge_type"), detail.get("direction")
-        )
-    allowed = None if edge_types is None else set(edge_types)
-    seen: set[tuple[str, str, str]] = set()
-    for memory_id in sorted(result.nodes, key=lambda i: (result.nodes[i].depth, i)):
-        for e in engine.edges_of(memory_id):
-            key = (e.source, e.target, e.type.value)
-            if key in seen or e.source not in result.nodes or e.target not in result.nodes:
-                continue
-            if allowed is not None and e.type.value not in allowed:
-                continue
-            seen.add(key)
-            result.edges.append(e)
-    return result
+    return Neighbourhood(found.seed, {n.memory.id: n for n in found.nodes}, list(found.edges), found.truncated)
 
 
 def path_edges(path: Sequence[str]) -> set[frozenset[str]]:

@@ -1,10 +1,14 @@
 """Episode graphs: what happened, to whom, and why, abstracted from the words that said it.
 
-An episode has *events* (an action class, the lemma, negation, order, valence), *participants* (coarse
-types such as person, group, organisation, artefact, animal, not names), *role* edges from events to
-participants (agent, patient, recipient) and *relations* between events (causes, enables, prevents,
-precedes, motivates). It is stored as JSON with the memory and read back as dataclasses; `to_networkx`
-gives the typed graph for views and notebooks.
+An episode has *events* (an action class, the lemma, negation, order, valence, the sentence that told it,
+and a mode: a goal someone had, a condition, or what happened), *participants* (coarse types such as
+person, group, organisation, artefact, animal, not names), *role* edges from events to participants
+(agent, patient, recipient) and *relations* between events: first-order ones told by the text (causes,
+enables, prevents, precedes, motivates, condition, contrast) and higher-order ones that say how a goal or
+a condition came out (`achieves` / `thwarts`: the story's outcome against a goal or the event a condition
+was for). A cause of a failed goal is then a `causes` chain ending in a `thwarts` edge: connected structure
+the mapper rewards. It is stored as JSON with the memory and read back as dataclasses; `to_networkx` gives
+the typed graph for views and notebooks.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported where used: networkx costs a cold command a few tenths of a second
     import networkx as nx
 
-RELATION_KINDS = ("causes", "enables", "prevents", "precedes", "motivates")
+RELATION_KINDS = ("causes", "enables", "prevents", "precedes", "motivates", "condition", "contrast", "achieves",
+                  "thwarts")
+HIGHER_ORDER = frozenset({"achieves", "thwarts"})  # how a goal or a condition's aim came out
 ROLE_KINDS = ("agent", "patient", "recipient")
-GRAPH_VERSION = 2  # bump when extraction changes; stored structures of another version are re-extracted
+# what happened; what someone wanted; what something depended on; what an action was for ("to save time")
+MODES = ("", "goal", "condition", "purpose")
+GRAPH_VERSION = 3  # bump when extraction changes; stored structures of another version are re-extracted
 
 
 @dataclass(slots=True)
@@ -30,6 +38,8 @@ class Event:
     valence: str | None = None  # success, failure, gain, loss, harm
     sign: int = 0  # +1 good, -1 bad, 0 neutral
     text: str = ""  # the words it came from, for display only
+    sentence: int = 0  # which sentence of the text told it (for showing which sentence maps to which)
+    mode: str = ""  # one of MODES
 
 
 @dataclass(slots=True)
@@ -45,13 +55,16 @@ class Episode:
     participants: list[Participant] = field(default_factory=list)
     roles: list[tuple[str, str, str]] = field(default_factory=list)  # (event id, role, participant id)
     relations: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, from event, to event)
+    sentences: list[list[int]] = field(default_factory=list)  # [start, end) characters of each sentence told
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "events": [[e.id, e.lemma, e.action, e.negated, e.order, e.valence, e.sign, e.text] for e in self.events],
+            "events": [[e.id, e.lemma, e.action, e.negated, e.order, e.valence, e.sign, e.text, e.sentence, e.mode]
+                       for e in self.events],
             "participants": [[p.id, p.type, p.text] for p in self.participants],
             "roles": [list(r) for r in self.roles],
             "relations": [list(r) for r in self.relations],
+            "sentences": self.sentences,
         }
 
     @classmethod
@@ -59,11 +72,13 @@ class Episode:
         if not data:
             return cls()
         return cls(
-            events=[Event(str(a), str(b), str(c), bool(d), int(e), f, int(g), str(h))
-                    for a, b, c, d, e, f, g, h in data.get("events", [])],
+            events=[Event(str(x[0]), str(x[1]), str(x[2]), bool(x[3]), int(x[4]), x[5], int(x[6]), str(x[7]),
+                          int(x[8]) if len(x) > 8 else 0, str(x[9]) if len(x) > 9 else "")
+                    for x in data.get("events", [])],
             participants=[Participant(str(a), str(b), str(c)) for a, b, c in data.get("participants", [])],
             roles=[(str(a), str(b), str(c)) for a, b, c in data.get("roles", [])],
             relations=[(str(a), str(b), str(c)) for a, b, c in data.get("relations", [])],
+            sentences=[[int(a), int(b)] for a, b in data.get("sentences", [])],
         )
 
     def to_networkx(self) -> nx.MultiDiGraph:
@@ -73,7 +88,7 @@ class Episode:
         g = nx.MultiDiGraph()
         for e in self.events:
             g.add_node(e.id, node="event", lemma=e.lemma, action=e.action, negated=e.negated, order=e.order,
-                       valence=e.valence, sign=e.sign, text=e.text)
+                       valence=e.valence, sign=e.sign, text=e.text, sentence=e.sentence, mode=e.mode)
         for p in self.participants:
             g.add_node(p.id, node="participant", type=p.type, text=p.text)
         for event, role, participant in self.roles:
@@ -87,7 +102,7 @@ class Episode:
         e = next((x for x in self.events if x.id == event_id), None)
         if e is None:
             return event_id
-        tags = [e.action] + ([{1: "+", -1: "-"}[e.sign]] if e.sign else [])
+        tags = [e.action] + ([{1: "+", -1: "-"}[e.sign]] if e.sign else []) + ([e.mode] if e.mode else [])
         said = e.lemma if not e.text.startswith("not ") or e.negated else f"not {e.lemma}"
         return f"{'not ' if e.negated else ''}{said}[{','.join(tags)}]"
 
@@ -98,10 +113,11 @@ def merge(episodes: list[Episode]) -> Episode:
     for n, ep in enumerate(episodes):
         rename = {e.id: f"{n}.{e.id}" for e in ep.events} | {p.id: f"{n}.{p.id}" for p in ep.participants}
         base = len(out.events)
+        sentences = 1 + max((e.sentence for e in out.events), default=-1)
         first = None
         for e in ep.events:
             out.events.append(Event(rename[e.id], e.lemma, e.action, e.negated, base + e.order, e.valence, e.sign,
-                                    e.text))
+                                    e.text, sentences + e.sentence, e.mode))
             first = first or rename[e.id]
         out.participants += [Participant(rename[p.id], p.type, p.text) for p in ep.participants]
         out.roles += [(rename[a], r, rename[b]) for a, r, b in ep.roles]

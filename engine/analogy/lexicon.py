@@ -2,15 +2,20 @@
 
 An event's *action class* is what the mapper compares ("skipped", "omitted", "neglected" are all `omit`);
 its *valence* says whether it is good or bad for the participants (success, failure, gain, loss, harm).
-A word missing here still has a lemma, and events with the same lemma match; the classes only widen
-matching across domains.
+A word missing here is looked up in `wordnet_classes.tsv`, generated offline from WordNet 3.0 by
+scripts/build_wordnet_classes.py (a verb gets the class of a hand-classed verb its most frequent sense is,
+or sits at most two hypernym steps below; nouns get participant types; event nouns the verb they name). A
+word in neither still has a lemma, and events with the same lemma match.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from pathlib import Path
+
 # action class -> lemmas. A lemma belongs to one class (the first listed wins).
 ACTION_CLASSES: dict[str, tuple[str, ...]] = {
-    "omit": ("skip", "omit", "neglect", "ignore", "overlook", "bypass", "forget", "miss", "drop", "cut",
+    "omit": ("skip", "omit", "neglect", "ignore", "overlook", "bypass", "forget", "drop", "cut", "put_off",
              "abandon", "shortcut", "disregard", "dismiss", "waive", "postpone", "defer", "delay", "procrastinate"),
     "prepare": ("test", "check", "verify", "rehearse", "practise", "practice", "train", "prepare", "plan",
                 "inspect", "review", "study", "audit", "validate", "tune", "maintain", "calibrate", "measure",
@@ -22,14 +27,15 @@ ACTION_CLASSES: dict[str, tuple[str, ...]] = {
     "fail": ("fail", "collapse", "crash", "break", "flop", "sink", "burn", "lose", "miss", "falter",
              "stall", "crumble", "fall", "leak", "spoil", "die", "wilt", "burst", "explode", "malfunction",
              "misfire", "tank", "founder", "backfire", "ruin", "wreck", "derail", "lag", "struggle",
-             "rot", "choke", "stumble", "trip", "overheat", "freeze", "drown", "starve", "go"),
+             "rot", "choke", "stumble", "trip", "overheat", "freeze", "drown", "starve", "miss"),
     "succeed": ("succeed", "win", "thrive", "triumph", "excel", "flourish", "prosper", "pass", "achieve",
                 "accomplish", "complete", "finish", "earn", "score", "impress", "delight", "sell", "grow",
                 "bloom", "recover", "survive", "rescue", "solve", "fix", "repair", "heal", "master"),
     "harm": ("hurt", "injure", "damage", "harm", "attack", "bite", "sting", "wound", "kill", "destroy",
              "burn", "poison", "sabotage", "betray", "cheat", "steal", "rob", "trick", "deceive", "exploit",
              "bully", "insult", "threaten", "punish", "fire", "sue", "blame", "scold", "chase", "hunt", "eat"),
-    "help": ("help", "aid", "assist", "support", "save", "protect", "rescue", "defend", "shelter", "feed",
+    "help": ("help", "aid", "assist", "support", "save", "protect", "rescue", "defend", "shelter", "feed", "look_after",
+             "care_for",
              "teach", "mentor", "guide", "nurse", "encourage", "reward", "forgive", "thank", "praise",
              "comfort", "share", "donate", "lend", "volunteer", "free", "release"),
     "give": ("give", "offer", "send", "deliver", "hand", "grant", "award", "pay", "lend", "provide",
@@ -103,7 +109,7 @@ NEGATED_CLASS = {"prepare": "omit", "omit": "prepare", "fail": "succeed", "succe
                  "help": "refuse", "warn": "omit", "rush": "prepare", "trust": "doubt", "doubt": "trust"}
 # Verbs whose clausal complement did not happen: "forgot to lock", "failed to check", "refused to pay".
 NEGATING_VERBS = frozenset({"forget", "fail", "neglect", "refuse", "decline", "skip", "omit", "avoid",
-                            "stop", "quit", "cease", "prevent"})
+                            "stop", "quit", "cease", "prevent", "postpone", "delay", "put_off"})
 # Verbs that invert the valence of what they act on: "avoided the problems" is good news.
 INVERTING_VERBS = frozenset({"avoid", "prevent", "avert", "escape", "dodge", "stop", "block", "spare",
                              "survive", "overcome", "fix", "solve", "repair", "resolve"})
@@ -167,11 +173,50 @@ for _cls, _lemmas in ACTION_CLASSES.items():
         _CLASS_OF.setdefault(_lemma, _cls)
 
 
+# What an event of a class says about how things went, for words with no valence of their own.
+_CLASS_VALENCE = {"fail": ("failure", -1), "succeed": ("success", 1), "harm": ("harm", -1)}
+
+
+@cache
+def _wordnet() -> dict[str, dict[str, str]]:
+    """The generated WordNet tables: kind (verb, noun, nominal) -> lemma -> value. Read once, on first use."""
+    tables: dict[str, dict[str, str]] = {"verb": {}, "noun": {}, "nominal": {}}
+    for line in (Path(__file__).with_name("wordnet_classes.tsv")).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            kind, lemma, value = line.split("\t")
+            tables[kind][lemma] = value
+    return tables
+
+
 def action_class(lemma: str) -> str:
-    """The abstract class of a verb or event noun's lemma, or `other`."""
-    return _CLASS_OF.get(lemma.lower(), "other")
+    """The abstract class of a verb or event noun's lemma, or `other`: the hand lexicon first, then WordNet
+    (for a noun, the class of the verb it names: "neglect" and "failure" as much as "fail")."""
+    lemma = lemma.lower()
+    found = _CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma)
+    if found is None and (verb := _wordnet()["nominal"].get(lemma)) is not None:
+        found = _CLASS_OF.get(verb) or _wordnet()["verb"].get(verb)
+    return found or "other"
 
 
 def valence(lemma: str) -> tuple[str, int] | None:
     """(kind, sign) of a word that says how things went, e.g. ("failure", -1) for "collapse"."""
     return VALENCE_WORDS.get(lemma.lower())
+
+
+def verb_valence(lemma: str) -> tuple[str, int] | None:
+    """A verb's valence: its own, else (for a verb only WordNet classes) its class's: "flunk" fails."""
+    lemma = lemma.lower()
+    found = VALENCE_WORDS.get(lemma)
+    if found is None and lemma not in _CLASS_OF:
+        found = _CLASS_VALENCE.get(_wordnet()["verb"].get(lemma, ""))
+    return found
+
+
+def noun_type(lemma: str) -> str | None:
+    """A noun's coarse participant type: the hand list first, then WordNet's hypernyms."""
+    return NOUN_TYPES.get(lemma) or _wordnet()["noun"].get(lemma)
+
+
+def verb_of(noun: str) -> str | None:
+    """The verb an event noun names ("failure" -> "fail"), from WordNet's derivational links."""
+    return _wordnet()["nominal"].get(noun)

@@ -1,27 +1,40 @@
-"""Structure mapping between two episodes, in the spirit of the structure-mapping engine (SME).
+"""Structure mapping between two episodes, in the spirit of the structure-mapping engine (SME, Gentner).
 
-Local match hypotheses pair cue events with candidate events whose negation agrees and whose valence does
-not conflict (the same lemma, the same action class, or the same outcome sign match well; anything else
-weakly). Relations match only with relations of a compatible kind whose argument events match, and a
-relation's worth is scaled by how well its arguments match, so structure carries the score, not shared
-words. Kernels (a matched relation with its two event pairs, or a lone event pair) are merged greedily,
-best first, into one mapping that stays one-to-one; participants are then mapped through the role edges
-of mapped events, one-to-one, role-consistent, typed. Connected mapped relations (sharing an event) earn
-a systematicity bonus. The score is normalised by the larger of the two episodes' self-matches, so it lies
-in 0..1 and is high only when most of both structures map (a one-event memory cannot look like a story).
+Systematicity decides: a mapping scores mostly through the relations it carries, and most through
+connected relations (chains of causes into a goal's outcome), not through events that look alike.
+- Local match hypotheses pair events whose negation agrees and whose valence does not conflict (the same
+  lemma, the same action class, or the same outcome sign match well; anything else weakly).
+- Relations match relations of a compatible kind whose argument events match; a matched relation is worth
+  its kind's weight times its weaker argument match. Higher-order relations (`achieves` / `thwarts`: how a
+  goal came out) weigh most.
+- Kernels (a matched relation with its two event pairs) are ordered by their support: their own worth plus
+  that of the other relation matches that share one of their event pairs, so matches inside a larger
+  consistent structure are taken first (SME's trickle-down, cheaply); they are merged greedily into one
+  one-to-one mapping. Lone event pairs come last.
+- The score: each mapped relation's worth; a bonus per pair of mapped relations that share an event (the
+  connected structure); events little (`EVENT_IN_RELATION` when a mapped relation holds them or the cue
+  relates them to nothing, `EVENT_ALONE` when the cue relates them but none of those relations mapped);
+  participants, mapped through the role edges of mapped events, least. The sum shrinks with the share of
+  the structure's event pairs that the mapping puts in the opposite order.
+The score is normalised by the larger of the two episodes' self-matches, so it lies in 0..1 and is high only
+when most of both structures map (a one-event memory cannot look like a story, and the same events joined
+by other relations map poorly).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.analogy.graph import Episode, Event
+from engine.analogy.graph import HIGHER_ORDER, Episode, Event
 
-RELATION_WEIGHT = {"causes": 3.0, "prevents": 3.0, "enables": 2.4, "motivates": 2.4, "precedes": 1.0}
-_CAUSAL = {"causes", "enables", "motivates"}
-EVENT_WEIGHT = 1.0
-ROLE_WEIGHT = 0.3
-CONNECTED_BONUS = 0.5
+RELATION_WEIGHT = {"causes": 3.0, "prevents": 3.0, "enables": 2.4, "motivates": 2.4, "condition": 2.4,
+                   "contrast": 1.5, "precedes": 1.0, "achieves": 4.0, "thwarts": 4.0}
+_CAUSAL = {"causes", "enables", "motivates", "condition"}
+EVENT_IN_RELATION = 0.3
+EVENT_ALONE = 0.1
+ROLE_WEIGHT = 0.1
+CONNECTED = 0.5  # times the lighter of two connected relations' weights
+ORDER_PENALTY = 0.5  # the score shrinks by this times the share of mapped event pairs told in reverse order
 WEAK_EVENT_MATCH = 0.15
 
 
@@ -37,8 +50,9 @@ class Mapping:
 
 
 def event_match(a: Event, b: Event) -> float:
-    """How well two events match on their own, 0 when they may not be mapped (negation or valence clash)."""
-    if a.negated != b.negated or (a.sign and b.sign and a.sign != b.sign):
+    """How well two events match on their own, 0 when they may not be mapped (negation, valence or mode
+    clash: a goal maps a goal, not something that happened)."""
+    if a.negated != b.negated or (a.sign and b.sign and a.sign != b.sign) or (a.mode == "goal") != (b.mode == "goal"):
         return 0.0
     if a.lemma == b.lemma and a.action == b.action:
         s = 1.0
@@ -58,7 +72,7 @@ def relation_match(k1: str, k2: str) -> float:
         return RELATION_WEIGHT[k1]
     if k1 in _CAUSAL and k2 in _CAUSAL:
         return 0.6 * min(RELATION_WEIGHT[k1], RELATION_WEIGHT[k2])
-    if "precedes" in (k1, k2) and "prevents" not in (k1, k2):
+    if "precedes" in (k1, k2) and not {"prevents", "contrast"} & {k1, k2} and not HIGHER_ORDER & {k1, k2}:
         return 0.3 * RELATION_WEIGHT["precedes"]
     return 0.0
 
@@ -70,71 +84,62 @@ def map_episodes(cue: Episode, cand: Episode, cue_self: float | None = None, can
         return best
     s1 = cue_self if cue_self is not None else self_score(cue)
     s2 = cand_self if cand_self is not None else self_score(cand)
-    best.score = min(1.0, best.raw / max(s1, s2)) if s1 > 0 and s2 > 0 else 0.0
+    best.score = max(0.0, min(1.0, best.raw / max(s1, s2))) if s1 > 0 and s2 > 0 else 0.0
     return best
 
 
 def self_score(ep: Episode) -> float:
-    """The raw score of an episode mapped onto itself: the normaliser.
-
-    That best mapping is the identity (each event onto itself has the highest local match and keeps every
-    relation and role), so it is scored directly, in time linear in the episode: `_map(ep, ep)` compares
-    every pair of events and of relations, and took 11 s for a 400-sentence document (a 1.9 MB one never
-    finished). tests/analogy/test_self_score.py checks both give the same score."""
-    forward: dict[str, str] = {}
-    raw = 0.0
-    for e in ep.events:
-        s = event_match(e, e)
-        if s > 0:
-            forward[e.id] = e.id
-            raw += EVENT_WEIGHT * s
-    kinds = {(a, b): k for k, a, b in ep.relations}
-    degree: dict[str, int] = {}
-    parallel: dict[frozenset[str], int] = {}
-    for k, a, b in ep.relations:
-        w = relation_match(k, kinds[(a, b)]) if a in forward and b in forward else 0.0
-        if not w:
-            continue
-        raw += w
-        for v in {a, b}:
-            degree[v] = degree.get(v, 0) + 1
-        if a != b:
-            parallel[frozenset((a, b))] = parallel.get(frozenset((a, b)), 0) + 1
-    # pairs of mapped relations sharing an event: per event, minus pairs counted at both their shared events
-    connected = sum(d * (d - 1) // 2 for d in degree.values()) - sum(m * (m - 1) // 2 for m in parallel.values())
-    raw += CONNECTED_BONUS * connected
-    return raw + _map_participants(ep, ep, forward, Mapping())
+    """The raw score of an episode mapped onto itself (the identity: each event onto itself has the highest
+    local match and keeps every relation and role): the normaliser. Scored directly, in time linear in the
+    episode, so a long document costs no pairwise search (tests/analogy/test_self_score.py checks it
+    against `_map(ep, ep)`)."""
+    local = {(e.id, e.id): s for e in ep.events if (s := event_match(e, e)) > 0}
+    return _score(ep, ep, {a: b for a, b in local}, local, Mapping())
 
 
 def _map(cue: Episode, cand: Episode) -> Mapping:
     ev1 = {e.id: e for e in cue.events}
     ev2 = {e.id: e for e in cand.events}
     local = {(a, b): s for a in ev1 for b in ev2 if (s := event_match(ev1[a], ev2[b])) > 0}
-    kernels: list[tuple[float, list[tuple[str, str]], tuple[str, str, str, str, str] | None]] = []
+    kernels: list[tuple[float, tuple[tuple[str, str], ...], float]] = []
+    by_pair: dict[tuple[str, str], list[int]] = {}
     for k1, a1, b1 in cue.relations:
         for k2, a2, b2 in cand.relations:
             w = relation_match(k1, k2)
             s_a, s_b = local.get((a1, a2), 0.0), local.get((b1, b2), 0.0)
             if w and s_a and s_b:
-                kernels.append((w * min(s_a, s_b) + s_a + s_b, [(a1, a2), (b1, b2)], (k1, a1, b1, a2, b2)))
-    for pair, s in local.items():
-        kernels.append((s, [pair], None))
-    kernels.sort(key=lambda k: -k[0])
+                for pair in ((a1, a2), (b1, b2)):
+                    by_pair.setdefault(pair, []).append(len(kernels))
+                kernels.append((w * min(s_a, s_b), ((a1, a2), (b1, b2)), s_a + s_b))
+    # a kernel's priority: its worth, that of the relation matches sharing one of its event pairs (support),
+    # and its events' own matches; a lone event pair's priority is its match
+    def consistent(pairs: tuple[tuple[str, str], ...], other: tuple[tuple[str, str], ...]) -> bool:
+        return all((a == c) == (b == d) for a, b in pairs for c, d in other)
+
+    ranked = [(worth + sum(kernels[j][0] for pair in pairs for j in by_pair[pair]
+                           if j != i and consistent(pairs, kernels[j][1])) + events, pairs)
+              for i, (worth, pairs, events) in enumerate(kernels)]
+    ranked += [(s, (pair,)) for pair, s in local.items()]
+    # ties go to the pairs told at the nearest positions (an episode onto itself: the identity)
+    ranked.sort(key=lambda k: (-round(k[0], 9), sum(abs(ev1[a].order - ev2[b].order) for a, b in k[1])))
     forward: dict[str, str] = {}
     backward: dict[str, str] = {}
-    for _, pairs, _rel in kernels:
+    for _, pairs in ranked:
         if all(forward.get(a, b) == b and backward.get(b, a) == a for a, b in pairs):
             for a, b in pairs:
                 forward[a], backward[b] = b, a
     out = Mapping()
+    out.raw = _score(cue, cand, forward, local, out)
+    return out
+
+
+def _score(cue: Episode, cand: Episode, forward: dict[str, str], local: dict[tuple[str, str], float],
+           out: Mapping) -> float:
+    """The raw score of a one-to-one event mapping; fills `out`'s events, relations and participants."""
     raw = 0.0
-    for a, b in forward.items():
-        s = local[(a, b)]
-        out.events.append((a, b, round(s, 3)))
-        raw += EVENT_WEIGHT * s
-    # every relation whose arguments are mapped onto a related pair counts, not only the kernels' seeds
-    mapped_rel: list[tuple[str, str, str, str, str]] = []
     rel2 = {(a, b): k for k, a, b in cand.relations}
+    mapped: list[tuple[str, str, str, str, str]] = []
+    weights: list[float] = []
     for k1, a1, b1 in cue.relations:
         if a1 not in forward or b1 not in forward:
             continue
@@ -143,15 +148,32 @@ def _map(cue: Episode, cand: Episode) -> Mapping:
         w = relation_match(k1, kind2) if kind2 is not None else 0.0
         if w:
             raw += w * min(local[(a1, a2)], local[(b1, b2)])
-            mapped_rel.append((k1, a1, b1, a2, b2))
-    for i, r in enumerate(mapped_rel):
-        for other in mapped_rel[i + 1:]:
-            if {r[1], r[2]} & {other[1], other[2]}:
-                raw += CONNECTED_BONUS
-    out.relations = mapped_rel
+            mapped.append((k1, a1, b1, a2, b2))
+            weights.append(w)
+    held: dict[str, list[int]] = {}
+    for n, r in enumerate(mapped):
+        for v in {r[1], r[2]}:
+            held.setdefault(v, []).append(n)
+    connected: set[tuple[int, int]] = set()
+    for rels in held.values():
+        connected.update((i, j) for x, i in enumerate(rels) for j in rels[x + 1:])
+    raw += CONNECTED * sum(min(weights[i], weights[j]) for i, j in connected)
+    related = {v for _, a, b in cue.relations for v in (a, b)}  # events in the cue's own relational structure
+    order1 = {e.id: e.order for e in cue.events}
+    order2 = {e.id: e.order for e in cand.events}
+    pairs = sorted(forward.items(), key=lambda p: order1[p[0]])
+    for a, b in pairs:
+        s = local[(a, b)]
+        out.events.append((a, b, round(s, 3)))
+        raw += (EVENT_IN_RELATION if a in held or a not in related else EVENT_ALONE) * s
     raw += _map_participants(cue, cand, forward, out)
-    out.raw = raw
-    return out
+    if cue is not cand:  # the identity reverses nothing
+        later = [order2[b] for a, b in pairs if a in held]  # the structure's order; lone events count too little
+        n = len(later) * (len(later) - 1) // 2
+        reversed_pairs = sum(1 for i, x in enumerate(later) for y in later[i + 1:] if y < x)
+        raw *= 1 - ORDER_PENALTY * reversed_pairs / max(1, n)
+    out.relations = mapped
+    return raw
 
 
 def _map_participants(cue: Episode, cand: Episode, forward: dict[str, str], out: Mapping) -> float:

@@ -31,7 +31,15 @@ _CAUSE_WORDS = {"because", "due", "thanks", "owing"}
 FRAME_VERBS = {"decide", "try", "attempt", "manage", "choose", "seem", "continue", "begin", "start", "get",
                "happen", "opt", "go", "plan", "intend", "agree", "promise", "offer", "need", "have", "want",
                "hope", "wish", "aim", "tend", "use", "rush", "hurry", "bother", "dare"}
+# Verbs whose complement is something the subject aimed at: "wanted to win", "hoped the team would win".
+GOAL_VERBS = {"want", "hope", "wish", "aim", "plan", "intend", "dream", "long", "try", "attempt"}
 _SKIP_DEPS = {"aux", "auxpass", "amod", "compound", "prt"}
+# Words that open a sentence and say how it relates to the one before: a contrast, or a result.
+_CONTRAST_OPENERS = {"but", "however", "yet", "still", "nevertheless", "nonetheless", "anyway", "instead",
+                     "unfortunately", "sadly"}
+# A noun that names an earlier bad event ("the mistake", "this failure"): the most recent bad event.
+_BAD_EVENT_NOUNS = {"mistake", "error", "failure", "problem", "accident", "crash", "trouble", "disaster", "loss",
+                    "damage", "injury", "fall", "delay"}
 
 
 class _Builder:
@@ -44,6 +52,8 @@ class _Builder:
         self.recent: list[Participant] = []
         self.last_main: Event | None = None
         self.segments: list[tuple[str, int, int]] = []
+        self.sent_no = 0  # the sentence being read
+        self.goal_tokens: set[int] = set()  # complements of goal verbs: their events are goals
 
     # --- events ----------------------------------------------------------------------------------------
     def event(self, lemma: str, token: Token, negated: bool, text: str, valence_from: Iterable[Token] = ()) -> Event:
@@ -54,7 +64,7 @@ class _Builder:
         else:
             folded = False
         kind, sign = None, 0
-        found = lexicon.valence(lemma)
+        found = lexicon.verb_valence(lemma) if token.pos_ == "VERB" else lexicon.valence(lemma)
         for t in valence_from:
             if found is None:
                 found = lexicon.valence(t.lemma_) or lexicon.valence(t.lower_)
@@ -63,7 +73,8 @@ class _Builder:
         if (negated or folded) and sign:
             kind, sign = ("success" if sign < 0 else "failure"), -sign
         ev = Event(f"e{len(self.ep.events)}", lemma, action, negated, len(self.ep.events), kind, sign,
-                   f"not {text}" if folded and not text.startswith("not ") else text)
+                   f"not {text}" if folded and not text.startswith("not ") else text, self.sent_no,
+                   "goal" if token.i in self.goal_tokens else "")
         self.ep.events.append(ev)
         self.by_token[token.i] = ev
         return ev
@@ -100,9 +111,11 @@ class _Builder:
                 ptype = lexicon.ENTITY_LABEL_TYPES.get(ent.label_, "thing")
                 if ent.label_ in ("DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "PERCENT", "QUANTITY"):
                     return None
+            elif token.pos_ == "PROPN":  # a name the entity recogniser missed ("Priya wanted ...")
+                key, text, ptype = f"ent:{lower}", token.text, "person"
             else:
                 lemma = token.lemma_.lower()
-                ptype = lexicon.NOUN_TYPES.get(lemma) or lexicon.NOUN_TYPES.get(lower) or (
+                ptype = lexicon.noun_type(lemma) or lexicon.noun_type(lower) or (
                     "activity" if token.tag_ == "VBG" or lower.endswith("ing") else "thing")
                 key, text = f"noun:{lemma}", " ".join(t.text for t in token.subtree if t.dep_ in
                                                     ("compound", "amod", "poss") or t is token)[:40]
@@ -151,9 +164,13 @@ def _negated(token: Token) -> bool:
         return True
     if head.dep_ == "prep" and head.lower_ == "of" and head.head.lower_ == "instead":
         return True
-    # "forgot to lock", "failed to check", "refused to pay"
+    # "forgot to lock", "failed to check", "refused to pay" (not "was skipped to hit the date")
     return token.dep_ == "xcomp" and head.lemma_.lower() in lexicon.NEGATING_VERBS and head.lemma_.lower() not in (
-        "stop", "prevent", "avoid")
+        "stop", "prevent", "avoid") and not _passive(head)
+
+
+def _passive(verb: Token) -> bool:
+    return any(c.dep_ in ("nsubjpass", "auxpass") for c in verb.children)
 
 
 def _subject(verb: Token) -> tuple[Token | None, str]:
@@ -195,6 +212,10 @@ def _nominal(b: _Builder, noun: Token) -> Event:
     """An event named by a noun ("the storm", "a delay"), with the noun's modifiers for valence."""
     if noun.i in b.by_token:
         return b.by_token[noun.i]
+    earlier = _earlier_event(b, noun)
+    if earlier is not None:  # "the crash", "that mistake": an event told before, not a new one
+        b.by_token[noun.i] = earlier
+        return earlier
     negated = any(c.lower_ == "no" or c.dep_ == "neg" for c in noun.children)
     ev = b.event(noun.lemma_, noun, negated, noun.text, [c for c in noun.children if c.dep_ in ("amod", "compound")])
     for c in noun.children:  # "the failure of the launch" / "the team's mistake"
@@ -203,14 +224,62 @@ def _nominal(b: _Builder, noun: Token) -> Event:
     return ev
 
 
+def _earlier_event(b: _Builder, noun: Token) -> Event | None:
+    """The earlier event a definite noun phrase names: the same lemma ("crashed" ... "the crash"), or for a
+    noun such as "the mistake" the most recent bad event of an earlier sentence."""
+    if not any(c.dep_ in ("det", "poss") and c.lower_ in ("the", "this", "that", "his", "her", "their", "its")
+               for c in noun.children):
+        return None
+    lemma = noun.lemma_.lower()
+    told = [e for e in b.ep.events if e.sentence < b.sent_no]
+    same = [e for e in told if e.lemma == lemma or lexicon.verb_of(lemma) == e.lemma]
+    if same:
+        return same[-1]
+    if lemma in _BAD_EVENT_NOUNS:
+        bad = [e for e in told if e.sign < 0]
+        return bad[-1] if bad else None
+    return None
+
+
+def _goal_complement(t: Token) -> Token | None:
+    """The complement of a goal verb: "wanted [to win]", "wanted his team [to win]", "hoped [it would work]"."""
+    if t.lemma_.lower() not in GOAL_VERBS:
+        return None
+    for c in t.children:
+        if c.dep_ in ("xcomp", "ccomp") and c.pos_ in ("VERB", "AUX") and c.i > t.i:
+            return c
+    return None
+
+
+def _lemma(t: Token) -> str:
+    """A verb's lemma, as a phrasal verb when the lexicon knows one ("put off", "look after")."""
+    lemma = t.lemma_.lower()
+    for c in t.children:
+        if (c.dep_ == "prt" or (c.dep_ == "prep" and c.i == t.i + 1)) and \
+                lexicon.action_class(phrasal := f"{lemma}_{c.lower_}") != "other":
+            return phrasal
+    return lemma
+
+
 def _build_sentence(b: _Builder, sent: Span) -> None:
     heads = [t for t in sent if _is_event_head(t)]
-    sent_events: list[Event] = []
+    goal_verbs: dict[Token, Token] = {}
     for t in heads:
-        lemma = t.lemma_.lower()
+        comp = _goal_complement(t)
+        if comp is not None:
+            b.goal_tokens.add(comp.i)
+            goal_verbs[t] = comp
+    sent_events: list[Event] = []
+    framed: list[tuple[Token, Token]] = [(t, c) for t, c in goal_verbs.items()]  # (frame verb, its complement)
+    for t in heads:
+        lemma = _lemma(t)
+        if t in goal_verbs:  # the goal verb frames its complement, which becomes a goal event
+            continue
         # frame verbs and cause/prevent/enable verbs with a complement are relations, not events
         comp = next((c for c in t.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
-        if comp is not None and (lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS) and lemma not in ("stop",):
+        if comp is not None and (lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS) and lemma not in ("stop",) \
+                and not _passive(t):  # "testing was skipped [to hit the date]": a purpose, not what was skipped
+            framed.append((t, comp))
             continue
         if (lemma in CAUSE_VERBS or lemma in PREVENT_VERBS) and _cause_verb(b, t):
             continue
@@ -242,8 +311,13 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             elif c.dep_ == "prep" and c.lower_ in ("to", "for") and ev.action in ("give", "help", "communicate"):
                 b.role(ev, "recipient", next((g for g in c.children if g.dep_ == "pobj"), None))
         subj, srole = _subject(t)  # last, so a later pronoun prefers the subject (centering)
+        if subj is None and t.i in b.goal_tokens:  # "Priya wanted to launch": Priya launches
+            subj, srole = _subject(t.head)
         b.role(ev, srole, subj)
         sent_events.append(ev)
+    for frame, comp in reversed(framed):  # "skipped [testing]": clauses hung on the frame verb reach the event
+        if frame.i not in b.by_token and comp.i in b.by_token:
+            b.by_token[frame.i] = b.by_token[comp.i]
     # relations inside the sentence: discourse cues split it into clauses, the cue says how they relate
     _relate_clauses(b, sent)
     for t in heads:
@@ -256,7 +330,9 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             purpose = any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children)
             if t.dep_ == "xcomp" and head_ev.lemma in ENABLE_VERBS:
                 b.relate("enables", head_ev, ev)
-            elif purpose and (t.dep_ == "advcl" or (t.dep_ == "acl" and t.head.lower_ == "order")):
+            elif purpose and (t.dep_ == "advcl" or (t.dep_ == "acl" and t.head.lower_ == "order")
+                              or (t.dep_ == "xcomp" and _passive(t.head))):
+                ev.mode = ev.mode or "purpose"
                 b.relate("motivates", ev, head_ev)
             elif t.dep_ in ("conj", "advcl", "xcomp") and t.i > t.head.i:
                 b.relate("precedes", head_ev, ev)
@@ -282,8 +358,11 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
     first = _head_of(b, sent, segments[0][1], segments[0][2]) if segments else events[0]
     first = first or events[0]
     if b.last_main is not None:
-        if first_kind in ("result", "seq"):
-            b.relate("causes" if first_kind == "result" else "precedes", b.last_main, first)
+        if first_kind == "main" and sent[0].lower_ in _CONTRAST_OPENERS:  # "However, ...", "Still, ..."
+            first_kind = "contrast"
+        if first_kind in ("result", "seq", "contrast"):
+            kind = {"result": "causes", "seq": "precedes", "contrast": "contrast"}[first_kind]
+            b.relate(kind, b.last_main, first)
         elif not _linked(b, b.last_main, first):
             b.relate("precedes", b.last_main, first)
     last = _head_of(b, sent, segments[-1][1], segments[-1][2]) if segments else None
@@ -299,9 +378,11 @@ _CLAUSE_CUES: list[tuple[tuple[str, ...], str]] = sorted(
         "purpose": ("so that", "in order to", "in order that"),
         "earlier": ("after", "once", "when", "as soon as", "following", "whenever"),
         "later": ("before", "until", "till"),
-        "seq": ("then", "and then", "later", "afterwards", "afterward", "next", "finally", "but", "yet", "and",
-                "so then", "soon", "but then"),
-        "contrast": ("although", "though", "even though", "despite", "while", "whereas", "even if", "if", "unless"),
+        "seq": ("then", "and then", "later", "afterwards", "afterward", "next", "finally", "and", "so then", "soon"),
+        "contrast": ("but", "yet", "but then", "however"),  # the clause it opens holds against the one before
+        "concession": ("although", "though", "even though", "despite", "while", "whereas", "even if"),
+        "condition": ("if", "only if", "as long as", "provided", "provided that"),
+        "unless": ("unless",),
     }.items() for c in cues],
     key=lambda x: -len(x[0]),
 )
@@ -351,7 +432,7 @@ def _segments(b: _Builder, sent: Span) -> list[tuple[str, int, int]]:
     if cuts and cuts[0][0] == 0:
         bounds[0] = (0, cuts[0][1])
         # a sentence-opening subordinate clause ends at its first comma: "Because X, Y"
-        if cuts[0][1] in ("cause", "earlier", "later", "purpose", "contrast"):
+        if cuts[0][1] in ("cause", "earlier", "later", "purpose", "concession", "condition", "unless"):
             comma = next((j for j in range(1, len(sent)) if words[j] == "," and
                           all(j < c for c, _ in cuts[1:])), None)
             if comma is not None:
@@ -367,18 +448,32 @@ def _segments(b: _Builder, sent: Span) -> list[tuple[str, int, int]]:
             continue
         kind = cur[0]
         if kind == "main":
-            kind = {"cause": "cause", "earlier": "earlier", "later": "later", "purpose": "purpose"}.get(prev[0], "")
+            kind = prev[0] if prev[0] in ("cause", "earlier", "later", "purpose", "concession", "condition",
+                                          "unless") else ""
             a, c = c, a  # the opening clause plays the role the cue gives it relative to the main clause
         if kind == "cause":
             b.relate("causes", c, a)
         elif kind == "result":
             b.relate("causes", a, c)
         elif kind == "purpose":
+            c.mode = c.mode or "purpose"
             b.relate("motivates", c, a)
         elif kind == "earlier":
             b.relate("precedes", c, a)
         elif kind in ("later", "seq"):
             b.relate("precedes", a, c)
+        elif kind == "contrast":  # "A, but B"
+            b.relate("contrast", a, c)
+        elif kind == "concession":  # "although A, B" / "B, although A"
+            b.relate("contrast", c, a)
+        elif kind == "condition":  # "if A, B" / "B only if A": A is what B depended on
+            c.mode = "condition"
+            if a.sign >= 0 and not a.mode:
+                a.mode = "goal"
+            b.relate("condition", c, a)
+        elif kind == "unless":  # "B unless A": A would prevent B
+            c.mode = "condition"
+            b.relate("prevents", c, a)
     return segs
 
 
@@ -440,7 +535,7 @@ def _cause_verb(b: _Builder, verb: Token) -> bool:
         cause: Event | None = b.last_main
         if subj.lower_ == "which" and verb.dep_ == "relcl":
             cause = _governing_event(b, verb) or b.last_main
-    elif subj.pos_ == "NOUN" and lexicon.NOUN_TYPES.get(subj.lemma_.lower()) not in ("person", "group", "animal"):
+    elif subj.pos_ == "NOUN" and lexicon.noun_type(subj.lemma_.lower()) not in ("person", "group", "animal"):
         cause = _nominal(b, subj)
     else:
         return False
@@ -450,13 +545,27 @@ def _cause_verb(b: _Builder, verb: Token) -> bool:
     return True
 
 
+def _outcomes(b: _Builder) -> None:
+    """Higher-order relations: how each goal came out. The story's outcome is its last event with a sign
+    (told after the goal, not itself a goal or a condition); it `achieves` a goal when good, `thwarts` it when
+    bad. With the causes leading to the outcome this is the cause of a met or failed goal."""
+    for goal in (e for e in b.ep.events if e.mode == "goal"):
+        after = [e for e in b.ep.events if e.order > goal.order and e.sign and not e.mode]
+        if after:
+            b.relate("achieves" if after[-1].sign > 0 else "thwarts", after[-1], goal)
+
+
 def episode_of(doc: Doc | Span) -> Episode:
     """The episode told by a parsed text (a Doc or a sentence Span)."""
     b = _Builder()
     sents = list(doc.sents) if hasattr(doc, "sents") else [doc]
-    for sent in sents:
+    for n, sent in enumerate(sents):
+        b.sent_no = n
         try:
             _build_sentence(b, sent)
         except (StopIteration, KeyError, IndexError, ValueError):  # an odd parse must never fail a write
             log.warning("episode extraction skipped a sentence it could not read: %.60r", sent.text)
+    _outcomes(b)
+    b.ep.sentences = [[s.start_char - sents[0].start_char, s.end_char - sents[0].start_char] for s in sents] \
+        if sents else []
     return b.ep

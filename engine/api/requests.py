@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from engine import config, validation
+from engine.api.fields import EDGE_SPECS_SHAPE, TIME_RANGE_HELP, WEIGHTS_SHAPE, wire
 from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
 from engine.recall.presets import PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
@@ -127,13 +128,13 @@ class RememberRequest:
     """One memory to store; the engine assigns its id and times."""
 
     OP: ClassVar[str] = "remember"
-    content: str
-    importance: float = config.DEFAULT_IMPORTANCE
-    context: Mapping[str, Any] | None = None
-    entity_id: str | None = None
-    kind: MemoryKind = MemoryKind.EPISODE
-    created_at: datetime | None = None
-    edges: tuple[EdgeSpec, ...] = ()
+    content: str = wire(str | None, f"Non-empty text, at most {config.MAX_CONTENT_BYTES} bytes.")
+    importance: float = wire(float | None, "0.0-1.0 (default 0.5).", default=config.DEFAULT_IMPORTANCE)
+    context: Mapping[str, Any] | None = wire(dict[str, Any] | str | None, "A JSON object (or its text).", default=None)
+    entity_id: str | None = wire(str | None, default=None)
+    kind: MemoryKind = wire(str | None, "episode, document, proposition, insight.", default=MemoryKind.EPISODE)
+    created_at: datetime | None = wire(str | None, "ISO 8601, for importing history.", default=None)
+    edges: tuple[EdgeSpec, ...] = wire(EDGE_SPECS_SHAPE, "Edges from the new memory: TARGET:TYPE[:CONF].", default=())
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | NewMemory) -> Self:
@@ -160,7 +161,7 @@ class RememberManyRequest:
     """A batch stored atomically: every item is validated before anything is written."""
 
     OP: ClassVar[str] = "remember_many"
-    items: tuple[RememberRequest, ...]
+    items: tuple[RememberRequest, ...] = wire(list[dict[str, Any]] | None, "A batch of memories (instead of one).")
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
@@ -185,10 +186,10 @@ class ReviseRequest:
 
     OP: ClassVar[str] = "revise"
     memory_id: str
-    content: str | None = None
-    importance: float | None = None
-    context: Mapping[str, Any] | None = None
-    entity_id: str | None = None
+    content: str | None = wire(str | None, default=None)
+    importance: float | None = wire(float | None, default=None)
+    context: Mapping[str, Any] | None = wire(dict[str, Any] | str | None, default=None)
+    entity_id: str | None = wire(str | None, default=None)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
@@ -214,8 +215,8 @@ class ForgetRequest:
     """
 
     OP: ClassVar[str] = "forget"
-    memory_ids: tuple[str, ...] = ()
-    entity_id: str | None = None
+    memory_ids: tuple[str, ...] = wire(list[str] | None, default=())
+    entity_id: str | None = wire(str | None, "Forget every memory of this entity.", default=None)
     prefix: bool = False
 
     @classmethod
@@ -248,11 +249,18 @@ class AddEdgesRequest:
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
-        values = _fields_of(raw, cls.OP, ("edges",))
+        """`edges`: `NewEdge`s or their forms; with `source`, edges from that one memory, each given as a
+        remembered memory's edges are (`TARGET:TYPE[:CONF]`, `{target, type, confidence}`)."""
+        values = _fields_of(raw, cls.OP, ("edges", "source"))
         edges = values.get("edges")
         if isinstance(edges, str | Mapping) or not isinstance(edges, Iterable):
             raise InvalidEdgeError(f"edges must be a list, got {type(edges).__name__}")
-        parsed = tuple(NewEdge.parse(e) for e in edges)
+        if values.get("source") is None:
+            parsed = tuple(NewEdge.parse(e) for e in edges)
+        else:
+            source = _memory_id(values["source"], "edge source")
+            specs = [parse_edge_spec(e) for e in edges]
+            parsed = tuple(NewEdge(source, s.target, s.type, s.confidence, s.attrs) for s in specs)
         if not parsed:
             raise InvalidEdgeError("edges must not be empty")
         return cls(parsed)
@@ -263,9 +271,12 @@ class IngestRequest:
     """Index documents (files or folders) into propositions, entities and edges."""
 
     OP: ClassVar[str] = "ingest"
-    paths: tuple[Path, ...]
-    extractor: str | None = None
-    file_seconds: float | None = None  # per-file analysis budget; None: env or config default, 0: no limit
+    paths: tuple[Path, ...] = wire(list[str] | str, "Files or folders on the server's file system.")
+    extractor: str | None = wire(str | None, "offline (default) or llm.", default=None)
+    # The per-file analysis budget; None: env or config default, 0: no limit.
+    file_seconds: float | None = wire(
+        float | None, "Skip a file whose analysis takes longer (0: no limit).", default=None
+    )
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
@@ -439,19 +450,32 @@ class RecallRequest:
     """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2)."""
 
     OP: ClassVar[str] = "recall"
-    cue: str = ""
-    strategies: tuple[Strategy, ...] = (Strategy.SIMILARITY,)
-    top_k: int = config.DEFAULT_TOP_K
-    scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
-    entity_id: str | None = None
-    time_range: TimeRange | None = None
-    ef_search: int = config.DEFAULT_EF_SEARCH
-    seed_memory_id: str | None = None
-    max_depth: int = config.DEFAULT_MAX_DEPTH
-    edge_types: frozenset[EdgeType] | None = None
-    analogical_alpha: float = config.DEFAULT_ANALOGICAL_ALPHA
-    preset: str | None = None
-    fusion: FusionSettings = PLAIN_FUSION
+    cue: str = wire(str | None, default="", examples=("Acme meeting",))
+    strategies: tuple[Strategy, ...] = wire(
+        list[str] | str | None, "similarity (default), temporal, causal, analogical, lexical; several are fused.",
+        default=(Strategy.SIMILARITY,),
+    )
+    top_k: int = wire(int | None, default=config.DEFAULT_TOP_K, examples=(config.DEFAULT_TOP_K,))
+    scoring_weights: ScoringWeights = wire(WEIGHTS_SHAPE, "An object of weights, or R:T:I:F.", default=DEFAULT_WEIGHTS)
+    entity_id: str | None = wire(str | None, "Temporal: whose timeline.", default=None)
+    time_range: TimeRange | None = wire(str | list[str | None] | None, TIME_RANGE_HELP, default=None)
+    ef_search: int = wire(int | None, "Similarity: HNSW search breadth.", default=config.DEFAULT_EF_SEARCH)
+    seed_memory_id: str | None = wire(str | None, "Causal: the memory to walk from.", default=None)
+    max_depth: int = wire(int | None, f"Causal: at most {config.MAX_DEPTH_CAP}.", default=config.DEFAULT_MAX_DEPTH)
+    edge_types: frozenset[EdgeType] | None = wire(
+        list[str] | str | None, "Causal: edge types to follow.", default=None
+    )
+    analogical_alpha: float = wire(
+        float | None, "Analogical: 0 = structure only, 1 = embedding only.", default=config.DEFAULT_ANALOGICAL_ALPHA
+    )
+    preset: str | None = wire(
+        str | None, "A named recipe (recommended, similarity, lexical).", default=None
+    )
+    fusion: FusionSettings = wire(
+        dict[str, Any] | None,
+        "Overrides of the fusion settings: weights, neighbour_weight, episode_weight, episode_decay, exact_search.",
+        default=PLAIN_FUSION,
+    )
 
     @property
     def fused(self) -> bool:
@@ -514,10 +538,10 @@ class PrimeRequest:
     """An entity's recent memories, ranked by relevance to an optional cue: context to prime an agent with."""
 
     OP: ClassVar[str] = "prime"
-    entity_id: str
-    cue: str = ""
-    top_k: int = config.DEFAULT_TOP_K
-    scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
+    entity_id: str = wire(str | None)
+    cue: str = wire(str | None, default="")
+    top_k: int = wire(int | None, default=config.DEFAULT_TOP_K)
+    scoring_weights: ScoringWeights = wire(WEIGHTS_SHAPE, default=DEFAULT_WEIGHTS)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
@@ -539,9 +563,11 @@ class RescoreRequest:
     """Re-rank results already retrieved under new weights: no retrieval, no access counted."""
 
     OP: ClassVar[str] = "rescore"
-    results: tuple[RecallResult, ...]
-    scoring_weights: ScoringWeights = DEFAULT_WEIGHTS
-    top_k: int | None = None
+    results: tuple[RecallResult, ...] = wire(
+        list[dict[str, Any]], "Results of an earlier recall, as it returned them."
+    )
+    scoring_weights: ScoringWeights = wire(WEIGHTS_SHAPE, default=DEFAULT_WEIGHTS)
+    top_k: int | None = wire(int | None, default=None)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:

@@ -11,11 +11,11 @@ instance or process included). Access counting, which a recall itself writes, do
 This engine's own writes are followed rather than rebuilt after (`Indexes` calls `follow` right after each
 commit): new memories are appended, a changed one (a revision) is appended again under its id and its old
 row retired, forgotten ones retired, new `followed_by` links added. A write is followed only when it is
-provably the one commit since the table's version (`RecordStore.last_commit`); anything else (another
+provably the one commit since the table's version (`Storage.last_commit`); anything else (another
 connection's commit, several commits in between) makes the next recall rebuild it. Rows are never changed
 in place: a recall holding an embedding row keeps seeing the values it read.
 
-Values are exactly those of `RecordStore.fusion_rows` / `followed_by_neighbours` (tests/engine/
+Values are exactly those of `Storage.fusion_rows` / `followed_by_neighbours` (tests/engine/
 test_recall_parity.py compares recalls with and without the table); an exact search here is the cosine of
 the cue with every stored embedding, what HNSW asked for every memory approximates.
 """
@@ -27,14 +27,14 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from engine.index.vector import Neighbour
-from engine.store.records import CandidateColumns, FusionRow
+from engine.store.rows import CandidateColumns, FusionRow
 
 
 class CandidateTable:
     def __init__(
         self, version: tuple[int, int], memories: CandidateColumns, edges: Iterable[tuple[str, str]]
     ) -> None:
-        """`memories`: every memory's id, episode key, entity id and embedding (`RecordStore.candidate_rows`);
+        """`memories`: every memory's id, episode key, entity id and embedding (`Storage.candidate_rows`);
         `edges`: every followed_by edge as (source, target)."""
         self.version = version
         count = len(memories.ids)
@@ -69,7 +69,7 @@ class CandidateTable:
         return self._retired
 
     def rows(self, ids: Iterable[str], with_embeddings: bool) -> dict[str, FusionRow]:
-        """`RecordStore.fusion_rows` of the given ids (those that exist)."""
+        """`Storage.fusion_rows` of the given ids (those that exist)."""
         if not with_embeddings:
             plain = self._plain
             return {i: row for i in ids if (row := plain.get(i)) is not None}
@@ -88,7 +88,7 @@ class CandidateTable:
         return self._matrix[rows]  # read after the slots (see `rows`)
 
     def followed_by(self, ids: Iterable[str]) -> dict[str, set[str]]:
-        """`RecordStore.followed_by_neighbours`: both directions of the followed_by edges touching the ids."""
+        """`Storage.followed_by_neighbours`: both directions of the followed_by edges touching the ids."""
         out: dict[str, set[str]] = {}
         for i in ids:
             linked = self._adjacent.get(i)

@@ -1,6 +1,6 @@
 """`LexicalPostings`: BM25 over the lexical tables' posting lists, held in memory and scored with numpy.
 
-The lexical strategy's BM25 (engine/store/fulltext.py `bm25`) is computed in SQL from FTS5's fts5vocab
+The lexical strategy's BM25 (engine/store/sqlite/fulltext.py `bm25`) is computed in SQL from FTS5's fts5vocab
 views: every recall walks every occurrence of every cue term through a virtual table, which on a
 100,000-memory store costs 70-590 ms when the cue names a speaker found in half the rows. Here each term's
 posting list (row numbers and occurrences, read once from the same view) is kept as numpy arrays, and a
@@ -8,7 +8,7 @@ search is a weighted `bincount` over the cue terms' lists: the cost is the posti
 C, not a walk through SQLite. The scores are the same Okapi BM25 (Lucene idf, `k1`, `b`) with the same
 tie-break (memory id), so the ranked lists equal `fulltext.bm25`'s (tests/engine/test_recall_parity.py).
 
-Like the candidate table, everything here is valid for one `RecordStore.version`: the first search after
+Like the candidate table, everything here is valid for one `Storage.version`: the first search after
 any change (this process's write, or another connection's commit) starts from empty lists again, so
 nothing can be stale. Lists are kept up to `config.LEXICAL_POSTINGS_KEPT` entries in all, then dropped.
 """
@@ -21,12 +21,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine import config
-from engine.store.fulltext import TABLES, idf
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
+from engine.store.sqlite.fulltext import TABLES, idf
 
 
 class LexicalPostings:
-    def __init__(self, store: RecordStore) -> None:
+    def __init__(self, store: Storage) -> None:
         self._store = store
         self._lock = threading.Lock()
         self._version: tuple[int, int] | None = None

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from engine.ingest.drafts import CausalCue, Side
 from engine.models import Edge, EdgeType
 from engine.store.entities import EntityRegistry
+from engine.store.interface import Storage
 from engine.store.ledger import DOCUMENT, MESSAGE, Ledger, LinkRow
-from engine.store.records import RecordStore
+from engine.writer import Writer
 
 ORIGIN = "ingest"
 _DAY_US = 24 * 3600 * 1_000_000
@@ -250,16 +251,16 @@ def _nearest(p: _Prop, items: list[tuple[int, str, int, _Prop]], by_source: dict
     return min(around, key=lambda t: (abs(t[0] - p.row.created_at), t[0]))[3]
 
 
-def relink(store: RecordStore) -> dict[str, int]:
+def relink(writer: Writer) -> dict[str, int]:
     """Replace every derived edge with a fresh derivation, refresh entity mention counts; edge counts by type."""
-    rows = Ledger(store).link_rows()
+    rows = Ledger(writer.store).link_rows()
     edges = derive_edges(rows)
     mentions: Counter[str] = Counter()
     for r in rows:
         mentions.update(set(r.analysis.get("entities", ())))
-    store.replace_derived_edges(ORIGIN, edges, also=lambda cur: EntityRegistry.refresh(cur, mentions))
-    return count_edges(store)
+    writer.replace_derived_edges(ORIGIN, edges, also=lambda cur: EntityRegistry.refresh(cur, mentions))
+    return count_edges(writer.store)
 
 
-def count_edges(store: RecordStore) -> dict[str, int]:
+def count_edges(store: Storage) -> dict[str, int]:
     return store.count_edges_by_type(ORIGIN)

@@ -51,7 +51,7 @@ from engine.ingest.summary import IndexSummary, Skipped
 from engine.models import MemoryKind, iso
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import DOCUMENT, MESSAGE, PROPOSITION, Ledger, LedgerRow
-from engine.store.records import MemoryRecord
+from engine.store.rows import MemoryRecord
 from engine.validation import fit_content
 from engine.writer import Writer
 
@@ -399,9 +399,8 @@ class _Run:
         store = self.writer.store
         if store.get_meta(LINKS_META_KEY) != "clean":
             self.tick("linking", 0, 1)
-            self.summary.edges = relink(store)
-            self.writer.indexes.edges_replaced()
-            salience.update(store)
+            self.summary.edges = relink(self.writer)
+            salience.update(self.writer)
             store.set_meta(LINKS_META_KEY, "clean")
             self.tick("linking", 1, 1)
         else:

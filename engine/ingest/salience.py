@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.store.records import RecordStore
+from engine.writer import Writer
 
 _DAY_US = 24 * 3600 * 1_000_000
 SAME_EVENT_SIMILARITY = 0.65  # cosine between statements of one entity on one day
@@ -61,11 +61,11 @@ def _restates(s: _Statement, cluster: list[_Statement]) -> bool:
     )
 
 
-def update(store: RecordStore) -> int:
+def update(writer: Writer) -> int:
     """Recompute and store the importance of every ingested proposition; returns how many changed."""
     groups: dict[tuple[str, int], list[_Statement]] = defaultdict(list)
     current: dict[str, float] = {}
-    for memory_id, entity_id, created_at, ctx, vector, importance in store.ingested_propositions():
+    for memory_id, entity_id, created_at, ctx, vector, importance in writer.store.ingested_propositions():
         if "source" not in ctx:
             continue  # remembered by hand: its importance is the user's
         current[memory_id] = importance
@@ -73,5 +73,5 @@ def update(store: RecordStore) -> int:
         groups[(entity_id, created_at // _DAY_US)].append(statement)
     changed = [(i, value) for i, value in compute(groups).items() if current.get(i) != value]
     if changed:
-        store.set_importances(changed)
+        writer.set_importances(changed)
     return len(changed)

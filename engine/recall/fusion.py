@@ -19,12 +19,13 @@
    + episode_weight x episode_decay^r x the best fused score in its episode (conversation session,
    document), r = the memory's rank in its episode by its own fused score (0 for the best): with a decay
    below 1 an episode lifts its best few rather than all its members alike.
-5. relevance = logistic(smoothed): a number in (0, 1) for the composite score; order is unchanged.
+5. relevance = the calibrated probability of relevance of the smoothed score's z over the pool
+   (engine/recall/calibration.py): a number in (0, 1) with the spread the composite score assumes; order is
+   unchanged.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -32,11 +33,12 @@ from itertools import chain
 import numpy as np
 
 from engine.models import Strategy, StrategyDetail
+from engine.recall.calibration import from_z, standardised
 from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
 from engine.recall.unnamed import name_words
-from engine.store.records import NO_EPISODE
+from engine.store.rows import NO_EPISODE
 
 _SIGNALS_OF = {
     Strategy.SIMILARITY: ("similarity", "similarity_window", "similarity_unnamed"),
@@ -99,7 +101,7 @@ class FusionFrame:
         return self.z[:, self.signals.index(signal)] if signal in self.signals else None
 
     def scores(self, settings: FusionSettings) -> np.ndarray:
-        """Each candidate's smoothed fused score (before the logistic) under `settings`, in pool order."""
+        """Each candidate's smoothed fused score (before calibration) under `settings`, in pool order."""
         if not self.pool:
             return np.zeros(0)
         fused = self.z @ np.array([settings.weight(s) for s in self.signals], dtype=np.float64)
@@ -306,19 +308,22 @@ def _window_cosines(matrix: np.ndarray, cos: np.ndarray, members_of: np.ndarray)
 
 @dataclass(frozen=True, slots=True)
 class Fusion:
-    """A fused recall's best candidates, best first, with their fused relevance. The strategies' details are
-    built on demand (`details`): the composite score keeps a few of the candidates, and only theirs are read."""
+    """A fused recall's best candidates, best first, with their calibrated relevance. The strategies' details
+    are built on demand (`details`): the composite score keeps a few of the candidates, and only theirs are read."""
 
     ids: tuple[str, ...]
     relevance: tuple[float, ...]
     _table: FusionFrame
     _smoothed: np.ndarray
+    _z: np.ndarray  # every pool member's smoothed score in standard deviations over the pool
+    _relevance: np.ndarray  # and its calibrated relevance
     _row: Mapping[str, int]  # each kept id's row in the frame
     _hit_lists: Mapping[Strategy, list[Hit]]
 
     def details(self, ids: Collection[str]) -> dict[str, tuple[StrategyDetail, ...]]:
-        """Each strategy's detail of each of `ids` (kept ids), with the signals' z-scores and the fused score."""
-        table, smoothed, row = self._table, self._smoothed, self._row
+        """Each strategy's detail of each of `ids` (kept ids), with the signals' z-scores, the fused score and its
+        z over the pool (`fused_z`, what the calibrated relevance is a function of)."""
+        table, smoothed, row, relevance, zs = self._table, self._smoothed, self._row, self._relevance, self._z
         wanted = {i for i in ids if i in row}
         out: dict[str, list[StrategyDetail]] = {}
         for strategy, hits in self._hit_lists.items():
@@ -337,11 +342,12 @@ class Fusion:
                     plain = table.raw[n, table.signals.index("similarity_unnamed")]
                     extra_fields["unnamed_similarity"] = round(float(plain), 4)
                 extra_fields["fused"] = round(float(smoothed[n]), 4)
+                extra_fields["fused_z"] = round(float(zs[n]), 4)
                 out.setdefault(h.id, []).append(
                     StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **extra_fields})
                 )
         label = next(iter(self._hit_lists), Strategy.SIMILARITY)
-        return {i: tuple(out.get(i, ())) or (_context_detail(label, float(smoothed[row[i]])),) for i in wanted}
+        return {i: tuple(out.get(i, ())) or (_context_detail(label, row[i], smoothed, zs, relevance),) for i in wanted}
 
 
 def fused(
@@ -352,19 +358,19 @@ def fused(
                   entities=settings.weight("entity_named") > 0, unnamed=settings.weight("similarity_unnamed") > 0,
                   smoothing=settings.smooths)
     if not table.pool:
-        return Fusion((), (), table, np.zeros(0), {}, hit_lists)
+        return Fusion((), (), table, np.zeros(0), np.zeros(0), np.zeros(0), {}, hit_lists)
     smoothed = table.scores(settings)
+    z = standardised(smoothed)
+    relevance = from_z(z)
     kept = table.top(smoothed, limit)
     ids = tuple(table.pool[n] for n in kept)
-    relevance = tuple(_logistic(x) for x in smoothed[kept].tolist())
-    return Fusion(ids, relevance, table, smoothed, dict(zip(ids, kept, strict=True)), hit_lists)
+    return Fusion(ids, tuple(relevance[kept].tolist()), table, smoothed, z, relevance,
+                  dict(zip(ids, kept, strict=True)), hit_lists)
 
 
-def _context_detail(label: Strategy, smoothed: float) -> StrategyDetail:
+def _context_detail(
+    label: Strategy, n: int, smoothed: np.ndarray, z: np.ndarray, relevance: np.ndarray
+) -> StrategyDetail:
     """A candidate no strategy returned itself: it came in as a neighbour of one that was."""
-    fields = {"context_neighbour": True, "fused": round(smoothed, 4)}
-    return StrategyDetail(label, _logistic(smoothed), fields)
-
-
-def _logistic(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+    fields = {"context_neighbour": True, "fused": round(float(smoothed[n]), 4), "fused_z": round(float(z[n]), 4)}
+    return StrategyDetail(label, float(relevance[n]), fields)

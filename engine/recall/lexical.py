@@ -16,7 +16,7 @@ from engine import config
 from engine.models import RecallResult, Strategy, StrategyDetail
 from engine.recall.lexical_query import match_expression, terms
 from engine.recall.strategies import Hit, RecallInputs
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 
 _MARKED = re.compile(r"\[([^\]]+)\]")
 
@@ -44,7 +44,7 @@ def lexical(inp: RecallInputs) -> list[Hit]:
     return hits
 
 
-def with_matched_terms(results: Sequence[RecallResult], store: RecordStore, cue: str) -> list[RecallResult]:
+def with_matched_terms(results: Sequence[RecallResult], store: Storage, cue: str) -> list[RecallResult]:
     """The returned memories' lexical details gain `matched_terms`, the words of each that matched the cue
     (marked for the returned few only: highlighting every candidate cost more than ranking them)."""
     match = match_expression(cue)

@@ -1,6 +1,6 @@
 """The four recall strategies. Each turns a request into hits: (memory id, relevance, detail).
 
-They read the indexes only; hydration, scoring and access counting happen once, in the facade.
+They read the indexes only; hydration, scoring and access counting happen once, in the `Recaller`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
 from engine.models import Strategy, StrategyDetail, iso_micros
 from engine.recall import scoring
-from engine.store.records import FusionRow, RecordStore, to_micros
+from engine.store.interface import Storage
+from engine.store.rows import FusionRow, to_micros
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,7 @@ class RecallInputs:
     # The cue's structure (analogical recall), asked for only where it is read: the cue's spaCy parse runs on
     # a side thread, and the strategies that do not read it run meanwhile instead of waiting for it.
     cue_parse: Callable[[], dict[str, Any]]
-    store: RecordStore
+    store: Storage
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
     graph: Callable[[], GraphIndex]
@@ -58,7 +59,7 @@ class RecallInputs:
     # Search exactly (the preset's `exact_search` on a small store): HNSW is asked for every memory, or,
     # with the candidate table in memory, the cue is compared with every stored embedding in numpy.
     exact: bool = False
-    # BM25 from posting lists in memory; None: computed in SQL (`RecordStore.lexical_search`).
+    # BM25 from posting lists in memory; None: computed in SQL (`Storage.lexical_search`).
     postings: LexicalPostings | None = None
     # The cue without the entity names in it (engine/recall/unnamed.py), embedded with the cue when a fused
     # recall weighs `similarity_unnamed` and the cue names an entity; None otherwise.
@@ -114,7 +115,7 @@ class RecallInputs:
         return np.stack([rows[i].embedding for i in ids]).astype(np.float32, copy=False)  # type: ignore[misc]
 
     def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """The best `limit` BM25 matches of any of the words in a lexical table (`RecordStore.lexical_search`)."""
+        """The best `limit` BM25 matches of any of the words in a lexical table (`Storage.lexical_search`)."""
         if self.postings is None:
             return self.store.lexical_search(table, words, limit)
         return self.postings.search(table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B)
@@ -265,10 +266,24 @@ def causal(inp: RecallInputs) -> list[Hit]:
     return hits
 
 
+def pool_scaled(values: dict[str, float]) -> dict[str, float]:
+    """Values rescaled to 0..1 over a recall's candidate pool (min-max), so that two signals of different
+    spread weigh as alpha says: embedding similarities of a pool differ by a few hundredths where
+    systematicity differs by tenths. A pool of fewer than 3, or with no spread, keeps its values."""
+    if len(values) < 3:
+        return values
+    low, high = min(values.values()), max(values.values())
+    if high - low < 1e-9:
+        return values
+    return {i: (v - low) / (high - low) for i, v in values.items()}
+
+
 def analogical(inp: RecallInputs) -> list[Hit]:
     """Two stages (MAC/FAC): candidates are the cue's embedding neighbours (when alpha > 0) and the memories
     whose abstract feature vector is nearest the cue's (when alpha < 1); each is then structure-mapped
-    onto the cue. relevance = alpha * embedding similarity + (1 - alpha) * normalised systematicity."""
+    onto the cue. relevance = alpha * embedding similarity + (1 - alpha) * normalised systematicity, each part
+    rescaled over the candidate pool first when both count (0 < alpha < 1), so that surface similarity alone
+    cannot decide between candidates whose structures differ clearly."""
     req = inp.request
     assert inp.cue_embedding is not None
     alpha = req.analogical_alpha
@@ -293,9 +308,12 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
         overlap = inp.structures().similarities(inp.cue_features, candidates)
+        surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
+        if alpha > 0:
+            surface, overlap = pool_scaled(surface), pool_scaled({i: overlap[i] for i in candidates})
 
         def cheap(i: str) -> float:
-            return alpha * max(0.0, min(1.0, embedding_sim[i])) + (1 - alpha) * overlap[i]
+            return alpha * surface[i] + (1 - alpha) * overlap[i]
 
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
@@ -307,8 +325,13 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         stored = stored_episode(texts[i]) if i in texts else None
         mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
         mapped[i] = (mapping, stored)
-        e_sim = max(0.0, min(1.0, embedding_sim[i]))
-        relevance = alpha * e_sim + (1 - alpha) * mapping.score
+    e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
+    s_sims = {i: mapped[i][0].score for i in candidates}
+    e_part, s_part = (pool_scaled(e_sims), pool_scaled(s_sims)) if 0 < alpha < 1 else (e_sims, s_sims)
+    for i in candidates:
+        mapping = mapped[i][0]
+        e_sim = e_sims[i]
+        relevance = alpha * e_part[i] + (1 - alpha) * s_part[i]
         fields = {
             "embedding_similarity": e_sim,
             "structural_similarity": mapping.score,

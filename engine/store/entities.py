@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from engine.errors import AmbiguousEntityError
 from engine.names import normalise
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS entities (
@@ -45,7 +45,7 @@ class EntityRecord:
 class EntityRegistry:
     """The registry's tables in the record store: entity id, display name, type, mention count, aliases."""
 
-    def __init__(self, store: RecordStore) -> None:
+    def __init__(self, store: Storage) -> None:
         self.store = store
 
     def ensure_tables(self) -> None:

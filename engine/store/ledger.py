@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS ingested (
@@ -61,7 +61,7 @@ class LinkRow:
 
 
 class Ledger:
-    def __init__(self, store: RecordStore) -> None:
+    def __init__(self, store: Storage) -> None:
         self.store = store
 
     def ensure_tables(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from engine import config
-from engine.store.records import RecordStore
+from engine.store.interface import Storage
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -21,7 +21,7 @@ CREATE INDEX IF NOT EXISTS replies_age ON replies (stored_at)
 
 
 class Replies:
-    def __init__(self, store: RecordStore) -> None:
+    def __init__(self, store: Storage) -> None:
         self.store = store
         self._ready = False
 

@@ -28,10 +28,11 @@ from engine.api import (
     ReviseRequest,
     StatsRequest,
 )
+from engine.api.fields import wire_field
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import PRESETS
-from interfaces.cli.options import common_options, data_dir_option, format_option, server_option
+from interfaces.cli.options import common_options, data_dir_option, field_option, format_option, server_option
 from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
 
@@ -117,11 +118,11 @@ def main(data_dir: Path | None, server: str | None, fmt: str | None) -> None:
 @main.command()
 @click.argument("content")
 @click.option("--entity-id", help="The entity this memory is about (its timeline).")
-@click.option("--importance", type=float, help="0.0-1.0 (default 0.5).")
+@click.option("--importance", type=float, help=wire_field(RememberRequest, "importance")[0].doc)
 @click.option("--context", "context_json", help="A JSON object stored with the memory.")
 @click.option("--edge", "edges", multiple=True, metavar="TARGET:TYPE[:CONF]", help="An edge to an existing memory.")
 @click.option("--created-at", help="When it happened (ISO 8601), for importing history.")
-@click.option("--kind", default="episode", show_default=True, help="episode, document, proposition, insight.")
+@click.option("--kind", default="episode", show_default=True, help=wire_field(RememberRequest, "kind")[0].doc)
 @common_options
 def remember(
     content: str,
@@ -260,9 +261,9 @@ def stats() -> None:
     metavar="NAME",
     help=f"A named recall recipe: {', '.join(PRESETS)} (default {config.DEFAULT_PRESET} when no --strategy).",
 )
-@click.option("--top-k", type=int, default=config.DEFAULT_TOP_K, show_default=True)
+@field_option("--top-k", RecallRequest, "top_k", type=int)
 @click.option("--weights", metavar="R:T:I:F", help="Relevance:recency:importance:reinforcement weights.")
-@click.option("--entity-id", help="Temporal: whose timeline.")
+@field_option("--entity-id", RecallRequest, "entity_id")
 @click.option("--time-range", help="Temporal: START:END dates or START..END date-times; either end may be empty.")
 @click.option("--seed", help="Causal: the memory to walk from (default: the one nearest the cue).")
 @click.option(
@@ -273,20 +274,8 @@ def stats() -> None:
     help=f"Causal: how far to walk (at most {config.MAX_DEPTH_CAP}).",
 )
 @click.option("--edge-types", help="Causal: comma-separated edge types to follow (default all).")
-@click.option(
-    "--ef-search",
-    type=int,
-    default=config.DEFAULT_EF_SEARCH,
-    show_default=True,
-    help="Similarity: HNSW search breadth.",
-)
-@click.option(
-    "--analogical-alpha",
-    type=float,
-    default=config.DEFAULT_ANALOGICAL_ALPHA,
-    show_default=True,
-    help="Analogical: 0 = structure only, 1 = embedding only.",
-)
+@field_option("--ef-search", RecallRequest, "ef_search", type=int)
+@field_option("--analogical-alpha", RecallRequest, "analogical_alpha", type=float)
 @common_options
 def recall(
     cue: str,

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from engine import config
+from engine.api.fields import wire_field
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["human", "json"])
@@ -52,3 +54,14 @@ def common_options(func: F) -> F:
         return ctx.invoke(func, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def field_option(flag: str, request_type: type, name: str, **kwargs: Any) -> Callable[[F], F]:
+    """A command option for a request field: its help text and default come from the field's one declaration
+    (`engine.api.fields.wire`), so the CLI does not declare them again. `kwargs` add click's own settings."""
+    declared, default = wire_field(request_type, name)
+    if default is not MISSING:
+        kwargs.setdefault("default", default)
+        kwargs.setdefault("show_default", True)
+    option: Callable[[F], F] = click.option(flag, name, help=declared.doc, **kwargs)
+    return option

@@ -16,7 +16,7 @@ from hebbs._generated import hebbs_pb2 as pb
 from engine import config, ids
 from engine.errors import InvalidContextError, ValidationError
 from engine.models import Memory, MemoryKind, RecallResult, StrategyDetail
-from engine.store.records import from_micros
+from engine.store.rows import from_micros
 
 STRATEGY_OF = {pb.SIMILARITY: "similarity", pb.TEMPORAL: "temporal", pb.CAUSAL: "causal", pb.ANALOGICAL: "analogical"}
 STRATEGY_TO = {name: number for number, name in STRATEGY_OF.items()}

@@ -22,8 +22,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from engine import config
-from engine.api import IngestRequest, parse_edge_spec, parse_request
-from engine.errors import HebbsError, InvalidEdgeError, ValidationError
+from engine.api import IngestRequest, parse_request
+from engine.errors import HebbsError, ValidationError
 from interfaces.errors import outcome_of
 from interfaces.http.limits import BodyRefused, RequestGuard
 from interfaces.http.schemas import (
@@ -201,14 +201,7 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
     @app.post("/v1/memories/{memory_id}/edges", tags=["memories"], dependencies=guarded, status_code=201)
     def add_edges(memory_id: str, body: EdgesBody) -> dict[str, Any]:
         """Edges from this memory to others: `{"edges": [{"target", "type", "confidence"}]}` or TARGET:TYPE[:CONF]."""
-        if not isinstance(body.edges, list):
-            raise InvalidEdgeError(f"edges must be a list, got {type(body.edges).__name__}")
-        edges = []
-        for edge in body.edges:
-            spec = parse_edge_spec(edge)
-            edges.append({"source": memory_id, "target": spec.target, "type": spec.type.value,
-                          "confidence": spec.confidence})
-        return call("add_edges", {"edges": edges}).to_dict()
+        return call("add_edges", {"source": memory_id, "edges": body.edges}).to_dict()
 
     # --- recall --------------------------------------------------------------------------------------
     def recall(body: RecallBody) -> dict[str, Any]:

@@ -13,8 +13,9 @@ import pytest
 
 from engine import config
 from engine.models import Memory, MemoryKind
-from engine.store import fulltext
-from engine.store.records import MemoryRecord, RecordStore
+from engine.store.records import RecordStore
+from engine.store.rows import MemoryRecord
+from engine.store.sqlite import fulltext
 
 DOCS = {
     "a": "the dog runs and the dog barks",

@@ -1,7 +1,7 @@
 """The bulk write path keeps the lexical index exactly as a rebuild from the memories would make it.
 
 `remember_many` writes new memories' text rows straight from their contents and `add_edges` refreshes each
-affected context window once per transaction (see `engine.store.fulltext.index_new` and `Links`). Here a
+affected context window once per transaction (see `engine.store.sqlite.fulltext.index_new` and `Links`). Here a
 store is written through those paths (new memories with `followed_by` edges to stored ones, chains added
 later across episodes, a revision, a forget), then its text index is compared row by row with the one
 `fulltext.rebuild` (the general, per-memory path) makes from the same memories.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from engine import MemoryEngine, config
 from engine.embedding import Embedder
-from engine.store import fulltext
 from engine.store.records import RecordStore
+from engine.store.sqlite import fulltext
 
 TEXT_ROWS = (
     "SELECT f.id, t.body FROM {table} t JOIN fulltext_rows f ON f.rowid = t.rowid ORDER BY f.id"

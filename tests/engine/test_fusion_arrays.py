@@ -21,10 +21,10 @@ import pytest
 from engine.api.requests import build_request
 from engine.index.candidates import CandidateTable
 from engine.models import Strategy, StrategyDetail
-from engine.recall import fusion
+from engine.recall import calibration_fit, fusion
 from engine.recall.presets import PLAIN_FUSION, PRESETS, FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
-from engine.store.records import NO_EPISODE, CandidateColumns, FusionRow
+from engine.store.rows import NO_EPISODE, CandidateColumns, FusionRow
 
 WIDTH = 12
 NAMES = ["melanie", "caroline", "jon_smith", "gina"]
@@ -122,6 +122,12 @@ def reference_frame(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], 
     return fusion.FusionFrame(tuple(pool), tuple(signals), raw, z, neighbours, group, grouped, by_id)
 
 
+def _z(smoothed: np.ndarray, n: int) -> float:
+    """Row n's smoothed score in standard deviations over the pool (0 when the pool's scores are all equal)."""
+    spread = float(np.std(smoothed))
+    return (float(smoothed[n]) - float(np.mean(smoothed))) / spread if spread > 1e-12 else 0.0
+
+
 def reference_fuse(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings,
                    limit: int) -> list[tuple[str, float, tuple[StrategyDetail, ...]]]:
     """The former `fuse`: the best `limit`, every one's details built from every hit."""
@@ -149,14 +155,16 @@ def reference_fuse(inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], s
             if strategy == Strategy.SIMILARITY and "similarity_unnamed" in names:
                 fields["unnamed_similarity"] = round(float(table.raw[n, table.signals.index("similarity_unnamed")]), 4)
             fields["fused"] = round(float(smoothed[n]), 4)
+            fields["fused_z"] = round(_z(smoothed, n), 4)
             details.setdefault(h.id, []).append(
                 StrategyDetail(h.detail.strategy, h.detail.relevance, {**h.detail.fields, **fields}))
     label = next(iter(hit_lists), Strategy.SIMILARITY)
     out = []
     for n in kept:
-        x = float(smoothed[n])
-        relevance = 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
-        context = StrategyDetail(label, relevance, {"context_neighbour": True, "fused": round(x, 4)})
+        x, z = float(smoothed[n]), _z(smoothed, n)
+        relevance = 1.0 / (1.0 + math.exp(-(calibration_fit.SLOPE * z + calibration_fit.INTERCEPT)))
+        context = StrategyDetail(label, relevance, {"context_neighbour": True, "fused": round(x, 4),
+                                                    "fused_z": round(z, 4)})
         out.append((table.pool[n], float(relevance), tuple(details.get(table.pool[n], ())) or (context,)))
     return out
 

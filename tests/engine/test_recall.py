@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,7 +16,8 @@ from engine.errors import (
     InvalidWeightsError,
     MemoryNotFoundError,
 )
-from engine.recall import scoring
+from engine.recall import calibration, scoring
+from engine.recall.strategies import pool_scaled
 
 
 @pytest.fixture
@@ -213,10 +213,14 @@ def test_analogical_matches_structure_across_domains(engine: MemoryEngine, story
     assert bistro.fields["structural_similarity"] > 0.5
     assert "chain:omit>causes>fail" in bistro.fields["shared_structure"]
     assert bistro.fields["mapping"]["relations"][0]["kind"] == "causes"
-    mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=7)
+    # alpha 0.5: both parts rescaled over the candidate pool (here every memory, all returned), then mixed
+    mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=50)
+    fields = {r.memory.id: r.strategy_details[0].fields for r in mixed}
+    surface = pool_scaled({i: f["embedding_similarity"] for i, f in fields.items()})
+    structure = pool_scaled({i: f["structural_similarity"] for i, f in fields.items()})
+    assert len(mixed) > 3 and max(structure.values()) == 1.0
     for r in mixed:
-        d = r.strategy_details[0].fields
-        assert r.signals.relevance == pytest.approx(0.5 * d["embedding_similarity"] + 0.5 * d["structural_similarity"])
+        assert r.signals.relevance == pytest.approx(0.5 * surface[r.memory.id] + 0.5 * structure[r.memory.id])
 
 
 def test_alpha_must_be_in_unit_interval(engine: MemoryEngine) -> None:
@@ -235,10 +239,11 @@ def test_multi_strategy_deduplicates_and_keeps_every_detail(engine: MemoryEngine
     assert len(ids_of(results)) == len(set(ids_of(results)))
     esc = next(r for r in results if r.memory.id == story["escalated"].id)
     assert {d.strategy for d in esc.strategy_details} == {"similarity", "temporal", "causal", "analogical"}
-    # Fusion adds evidence: relevance is the logistic of the fused z-score sum every detail reports.
-    fused = {d.fields["fused"] for d in esc.strategy_details}
+    # Fusion adds evidence: relevance is the calibration of the fused score's z over the pool, which every
+    # detail reports with the fused score itself.
+    fused = {(d.fields["fused"], d.fields["fused_z"]) for d in esc.strategy_details}
     assert len(fused) == 1
-    assert esc.signals.relevance == pytest.approx(1 / (1 + math.exp(-fused.pop())), abs=1e-3)
+    assert esc.signals.relevance == pytest.approx(float(calibration.from_z(fused.pop()[1])), abs=1e-3)
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import MemoryEngine, config, facade
+from engine import MemoryEngine, config
 from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
 from engine.embedding import Embedder
@@ -27,10 +27,11 @@ from engine.index.candidates import CandidateTable
 from engine.index.vector import VectorIndex
 from engine.indexes import Indexes
 from engine.models import RecallResult, iso, iso_micros
-from engine.recall import fusion, scoring, strategies
+from engine.recall import fusion, ranking, scoring, strategies
 from engine.recall.lexical_query import terms
-from engine.store import fulltext
-from engine.store.records import NO_EPISODE, FusionRow, RecordStore, ScoreInputs, from_micros
+from engine.store.records import RecordStore
+from engine.store.rows import NO_EPISODE, FusionRow, ScoreInputs, from_micros
+from engine.store.sqlite import fulltext
 from tests.engine.concurrency import failures_beside
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
@@ -109,7 +110,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Indexes, "candidates", lambda self: None)
     monkeypatch.setattr(Indexes, "lexical_postings", lambda self: None)
     monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
-    monkeypatch.setattr(facade, "_contenders", lambda relevance, inputs, *args: list(range(len(inputs.ids))))
+    monkeypatch.setattr(ranking, "contender_positions", lambda relevance, inputs, *args: list(range(len(inputs.ids))))
 
 
 def _assert_same_as_plain(engine: MemoryEngine, fast: dict[tuple[str, int], Flat]) -> None:
@@ -338,7 +339,7 @@ def test_ranking_scores_in_numpy_only_to_choose_whom_to_score_exactly(seed: int)
     column = np.array([best[i] for i in inputs.ids])
     for weights in (scoring.DEFAULT_WEIGHTS, *scoring.PRESETS.values(), scoring.ScoringWeights(0.0, 0.0, 1.0, 0.0)):
         for top_k in (1, 5, 10, 50):
-            chosen = facade._contenders(column, inputs, now, weights, top_k)  # noqa: SLF001 - the unit under test
+            chosen = ranking.contender_positions(column, inputs, now, weights, top_k)
             everyone = list(range(len(inputs.ids)))
             assert set(chosen) <= set(everyone)
             assert _exact_top(best, inputs, now, weights, chosen, top_k) == \

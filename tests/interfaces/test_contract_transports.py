@@ -23,7 +23,7 @@ from engine import ids
 from engine.errors import HebbsError
 from engine.models import iso
 from engine.recall.scoring import ScoringWeights
-from engine.store.records import from_micros
+from engine.store.rows import from_micros
 from interfaces.errors import outcome_of
 from interfaces.grpc.convert import EDGE_TO, KIND_OF, STRATEGY_OF, STRATEGY_TO
 from tests.interfaces.conftest import InProcess, strip_sdk_fields

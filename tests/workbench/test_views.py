@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engine import Edge, EdgeType, Memory, MemoryEngine, RecallResult, ScoringWeights
+from engine.api.responses import NeighbourNode
 from engine.errors import MemoryNotFoundError, ValidationError
 from engine.models import MemoryKind, Signals, Strategy, StrategyDetail
 from tests.workbench.conftest import Store, open_engine
@@ -71,8 +72,8 @@ def test_markdown_and_plotly_escaping() -> None:
 def neighbourhood() -> graph.Neighbourhood:
     seed, other = memory("s", XSS + ' & "quotes" </script><script>alert(2)</script>'), memory("o", "plain")
     nb = graph.Neighbourhood("s")
-    nb.nodes["s"] = graph.Reached(seed, 0, ("s",), None, None)
-    nb.nodes["o"] = graph.Reached(other, 1, ("s", "o"), "caused_by", "out")
+    nb.nodes["s"] = NeighbourNode(seed, 0, ("s",), None, None)
+    nb.nodes["o"] = NeighbourNode(other, 1, ("s", "o"), "caused_by", "out")
     nb.edges.append(Edge("o", "s", EdgeType.CAUSED_BY, 0.9))
     return nb
 

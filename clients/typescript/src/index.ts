@@ -1,0 +1,2 @@
+export * from "./client.js";
+export type { Camelize, CamelCase } from "./case.js";

@@ -1,0 +1,69 @@
+"""A tenant's memory policy and the decay score it implies (the official SDK's `set_policy`).
+
+decay_score = importance x 2^(-age / half_life) x (1 + log2(1 + min(access_count, cap)) / log2(1 + cap)),
+age measured from the last access (from creation when never accessed): HEBBS' formula. A memory that is
+important, recently used and often recalled keeps a high score; the auto-forget sweep removes memories
+whose score falls below the policy's threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from engine.errors import InvalidPolicyError
+
+REINFORCEMENT_CAP = 100  # the access count beyond which recalls add nothing (as the composite score's cap)
+DEFAULT_HALF_LIFE_DAYS = 30.0
+MAX_SNAPSHOTS_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a tenant set; None for the auto-forget threshold and snapshot cap means "no limit"."""
+
+    max_snapshots_per_memory: int | None = None
+    auto_forget_threshold: float | None = None
+    decay_half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+
+    def updated(self, max_snapshots_per_memory: object = None, auto_forget_threshold: object = None,
+                decay_half_life_days: object = None) -> Policy:
+        """This policy with the given values changed (None leaves a value as it is), each validated."""
+        changes: dict[str, object] = {}
+        if max_snapshots_per_memory is not None:
+            changes["max_snapshots_per_memory"] = _snapshots(max_snapshots_per_memory)
+        if auto_forget_threshold is not None:
+            changes["auto_forget_threshold"] = _fraction("auto_forget_threshold", auto_forget_threshold)
+        if decay_half_life_days is not None:
+            changes["decay_half_life_days"] = _half_life(decay_half_life_days)
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def decay_score(importance: float, created_at: datetime, last_accessed_at: datetime | None, access_count: int,
+                now: datetime, half_life_days: float = DEFAULT_HALF_LIFE_DAYS) -> float:
+    """HEBBS' decay score in [0, 2 x importance]; age from the last access, never negative."""
+    since = last_accessed_at or created_at
+    age_days = max(0.0, (now - since).total_seconds() / 86_400)
+    reinforcement = math.log2(1 + min(max(0, access_count), REINFORCEMENT_CAP)) / math.log2(1 + REINFORCEMENT_CAP)
+    return importance * 2.0 ** (-age_days / half_life_days) * (1.0 + reinforcement)
+
+
+def _snapshots(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SNAPSHOTS_LIMIT:
+        raise InvalidPolicyError(
+            f"max_snapshots_per_memory must be a whole number from 1 to {MAX_SNAPSHOTS_LIMIT}, got {value!r}")
+    return value
+
+
+def _fraction(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise InvalidPolicyError(f"{name} must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def _half_life(value: object) -> float:
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(float(value))
+            or float(value) <= 0):
+        raise InvalidPolicyError(f"decay_half_life_days must be a positive number of days, got {value!r}")
+    return float(value)

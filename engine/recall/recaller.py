@@ -1,0 +1,241 @@
+"""`Recaller`: the recall pipeline, from a request to ranked, counted results.
+
+One recall: the request's entity is resolved, the cue embedded (and parsed, for analogical recall) into
+`RecallInputs`; the strategies run (concurrently when several), their hits are fused (engine/recall/fusion.py)
+or taken best-of, ranked by the composite score (engine/recall/ranking.py), and the returned memories'
+accesses are counted. The facade hands requests here; strategies read the indexes, never the facade.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from engine import config
+from engine.analogy.text import StructureExtractor
+from engine.api.requests import PrimeRequest, RecallRequest
+from engine.clock import Clock
+from engine.errors import MemoryNotFoundError
+from engine.indexes import Indexes
+from engine.models import RecallResult, Strategy
+from engine.recall.fusion import FusionFrame, fused
+from engine.recall.fusion import frame as fusion_frame
+from engine.recall.lexical import lexical, with_matched_terms
+from engine.recall.ranking import Candidates, best_of, rank
+from engine.recall.strategies import Hit, RecallInputs, analogical, causal, similarity, temporal
+from engine.recall.unnamed import unnamed
+from engine.store.entities import EntityRegistry
+from engine.store.interface import Storage
+from engine.structures import StructureFollower
+
+# Which function runs each strategy.
+STRATEGIES: dict[Strategy, Callable[[RecallInputs], list[Hit]]] = {
+    Strategy.SIMILARITY: similarity,
+    Strategy.TEMPORAL: temporal,
+    Strategy.CAUSAL: causal,
+    Strategy.ANALOGICAL: analogical,
+    Strategy.LEXICAL: lexical,
+}
+
+
+class Recaller:
+    """Runs recalls over one store's indexes: inputs, strategy pools, fusion, ranking, access counting."""
+
+    def __init__(
+        self,
+        store: Storage,
+        indexes: Indexes,
+        structures: StructureFollower,
+        entities: EntityRegistry,
+        embed: Callable[[list[str]], np.ndarray],
+        extractor: Callable[[], StructureExtractor],
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._indexes = indexes
+        self._structures = structures
+        self._embed = embed
+        self._extractor = extractor
+        self._clock = clock
+        self._entities = entities
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None  # runs a multi-strategy recall's strategies concurrently
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    # --- counted recalls ---------------------------------------------------------------------------------
+    def recall(self, request: RecallRequest) -> list[RecallResult]:
+        return self.count_access(self.retrieve(request))
+
+    def prime(self, request: PrimeRequest) -> list[RecallResult]:
+        """An entity's timeline, ranked by relevance to the cue when given, cut to top_k and counted."""
+        strategies = [Strategy.TEMPORAL, Strategy.SIMILARITY] if request.cue.strip() else [Strategy.TEMPORAL]
+        recall = RecallRequest(
+            cue=request.cue,
+            strategies=tuple(strategies),
+            top_k=config.MAX_TOP_K,
+            scoring_weights=request.scoring_weights,
+            entity_id=request.entity_id,
+        )
+        results = self.retrieve(recall)
+        entity = self.resolve_entity(request.entity_id)
+        mine = [r for r in results if r.memory.entity_id == entity][: request.top_k]
+        return self.count_access(mine)
+
+    def count_access(self, results: list[RecallResult]) -> list[RecallResult]:
+        """Every memory a recall returns gets access_count + 1 and last_accessed_at = now, persisted (not on a
+        read-only data dir: recall still works there, without counting)."""
+        if not results or self._store.read_only:
+            return results
+        now = self._clock.now()
+        self._store.record_access([r.memory.id for r in results], now)
+        return [
+            dataclasses.replace(
+                r,
+                memory=dataclasses.replace(r.memory, access_count=r.memory.access_count + 1, last_accessed_at=now),
+            )
+            for r in results
+        ]
+
+    def resolve_entity(self, entity_id: str) -> str:
+        """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
+        an alias or unique prefix of; AmbiguousEntityError lists the candidates when several match."""
+        if self._indexes.has_entity(entity_id):  # memories use it as given: no query (a timeline recall's case)
+            return entity_id
+        return self._entities.resolve(entity_id)
+
+    # --- uncounted -----------------------------------------------------------------------------------------
+    def retrieve(self, request: RecallRequest) -> list[RecallResult]:
+        """The candidates, scored and ranked, without counting the recall."""
+        inputs = self._inputs(request)
+        request = inputs.request
+        candidates = self._fused_candidates(inputs) if request.fused else best_of(self._run_strategies(inputs))
+        results = rank(self._store, candidates, request.scoring_weights, request.top_k, self._clock.now())
+        if Strategy.LEXICAL in request.strategies:
+            results = with_matched_terms(results, self._store, request.cue)
+        if request.strategies == (Strategy.TEMPORAL,):
+            # A timeline is read in the order things happened.
+            results.sort(key=lambda r: (r.memory.created_at, r.memory.id))
+        return results
+
+    def fusion_frame(self, request: RecallRequest) -> FusionFrame:
+        """A fused recall's evidence before weighting (pool, per-signal z-scores, episodes)."""
+        inputs = self._inputs(request)
+        return fusion_frame(inputs, self._fused_hits(inputs))
+
+    # --- the pipeline --------------------------------------------------------------------------------------
+    def _inputs(self, request: RecallRequest) -> RecallInputs:
+        """Everything the strategies read for one recall: the cue's embedding and parse, the indexes."""
+        if request.seed_memory_id is not None and not self._store.existing([request.seed_memory_id]):
+            raise MemoryNotFoundError(f"seed memory {request.seed_memory_id} does not exist")
+        if request.entity_id is not None:
+            resolved = self.resolve_entity(request.entity_id)
+            if resolved != request.entity_id:
+                request = dataclasses.replace(request, entity_id=resolved)
+        cue_parse: Callable[[], dict[str, Any]] = dict
+        if Strategy.ANALOGICAL in request.strategies:
+            self._structures.before_analogical_read()  # the read barrier: no pending structure is missed
+            # The cue's parse (spaCy) overlaps its embedding (onnxruntime): both release the GIL for their
+            # kernels. Only analogical recall waits for it; the other strategies run meanwhile.
+            parsing = self._strategy_pool().submit(self._extractor().extract, [request.cue])
+
+            def cue_parse() -> dict[str, Any]:
+                return parsing.result()[0]
+
+        if request.needs_cue_embedding and not self._indexes.vectors_open and not self._searches_exactly(request):
+            self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
+        cue_embedding, unnamed_embedding = self._cue_embeddings(request)
+        indexes = self._indexes
+        return RecallInputs(
+            request=request,
+            cue_embedding=cue_embedding,
+            cue_parse=cue_parse,
+            store=self._store,
+            vectors=lambda: indexes.vectors,
+            timeline=lambda: indexes.timeline,
+            graph=lambda: indexes.graph,
+            structures=lambda: indexes.structures,
+            excluded=frozenset(indexes.revision_ids()),
+            now=self._clock.now(),
+            candidates=indexes.candidates,
+            postings=indexes.lexical_postings(),
+            unnamed_embedding=unnamed_embedding,
+        )
+
+    def _searches_exactly(self, request: RecallRequest) -> bool:
+        """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),
+        so it never touches the vector index: a cold `hebbs recall` then does not import Chroma at all."""
+        fusion = request.fusion
+        return request.fused and fusion.exact_search and self._store.count() <= config.EXACT_SEARCH_MAX_MEMORIES
+
+    def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
+        entity of the store, the embedding of the cue without that name: one batch of two for the model."""
+        if not request.needs_cue_embedding:
+            return None, None
+        cue_unnamed = None
+        weighed = request.fused and request.fusion.weight("similarity_unnamed") > 0
+        if weighed and Strategy.SIMILARITY in request.strategies:
+            cue_unnamed = unnamed(request.cue, self._indexes.timeline.entities())
+        vectors = self._embed([request.cue] if cue_unnamed is None else [request.cue, cue_unnamed])
+        return vectors[0], (vectors[1] if cue_unnamed is not None else None)
+
+    def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
+        strategies = inputs.request.strategies
+        if len(strategies) == 1:
+            return [STRATEGIES[strategies[0]](inputs)]
+        return list(self._strategy_pool().map(lambda s: STRATEGIES[s](inputs), strategies))
+
+    def _fused_candidates(self, inputs: RecallInputs) -> Candidates:
+        """Several strategies' evidence added up (engine/recall/fusion.py); details only for the winners."""
+        request = inputs.request
+        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
+        fusion = fused(inputs, self._fused_hits(inputs), request.fusion, limit)
+        return Candidates(dict(zip(fusion.ids, fusion.relevance, strict=True)), fusion.details)
+
+    def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, list[Hit]]:
+        """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
+        exactly (HNSW asked for every memory) when the store is small."""
+        request = inputs.request
+        ef, exact = request.ef_search, False
+        if request.fusion.exact_search:
+            table = inputs.table()
+            count = len(table) if table is not None else self._store.count()
+            if count <= config.EXACT_SEARCH_MAX_MEMORIES:
+                ef, exact = max(ef, count), True
+        pool_k = max(request.top_k, config.FUSION_POOL)
+        wide = dataclasses.replace(
+            inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k), exact=exact
+        )
+        narrow = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=ef), exact=exact)
+        seeding = narrow
+        if Strategy.SIMILARITY in request.strategies and request.seed_memory_id is None:
+            # The causal seed (the cue's nearest memory) is the first of similarity's wider search: one HNSW
+            # search instead of two (a wider search finds the same nearest memory, or a nearer one).
+            width = max(inputs.overfetch(pool_k), ef)
+            seeding = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=width), exact=exact)
+
+        def run(strategy: Strategy) -> list[Hit]:
+            chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow
+            return STRATEGIES[strategy](seeding if strategy == Strategy.CAUSAL else chosen)
+
+        strategies = request.strategies
+        many = len(strategies) > 1
+        hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
+        return dict(zip(strategies, hit_lists, strict=True))
+
+    def _strategy_pool(self) -> ThreadPoolExecutor:
+        """One pool for the engine's life: starting threads on every recall cost more than a strategy."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(Strategy), thread_name_prefix="hebbs-recall")
+            return self._pool

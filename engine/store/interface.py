@@ -1,0 +1,324 @@
+"""`Storage`: the record store's interface, the one every layer above the store is written against.
+
+`engine.store.records.RecordStore` (SQLite, engine/store/sqlite/) is the reference implementation; a second
+backend (PostgreSQL) implements the same protocols. The store is the source of truth: every derived index
+is rebuilt or reconciled from it, and `version()` tells an in-memory cache whether it is still valid.
+
+A write transaction (`transaction()`) yields the backend's cursor; modules that keep their own tables in the
+store (the ingestion ledger, the entity registry) write through it in the same transaction as the memories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.models import Edge, Memory, MemoryKind
+from engine.store.rows import CandidateColumns, FusionRow, MemoryRecord, ScoreInputs
+
+Cursor = Any  # the backend's cursor inside `transaction()` (sqlite3.Cursor for the reference store)
+
+
+class Transactions(Protocol):
+    """Connection, schema and transactions: the store's version, its metadata, and the tables other
+    modules keep in it."""
+
+    path: Path
+    read_only: bool
+
+    def close(self) -> None: ...
+
+    def transaction(self, *, counted: bool = True) -> AbstractContextManager[Cursor]:
+        """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
+        reads (access counts), so `version` stays the same and in-memory caches stay valid."""
+        ...
+
+    def last_commit(self) -> int | None:
+        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
+        follows a write right after it commits knows from it whether that write is the only change since its
+        own version (another thread's commit in between makes it one of several)."""
+        ...
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
+        `data_version`, which moves when another connection, in this process or another, commits). An
+        in-memory cache built at one version is valid while the version is the same."""
+        ...
+
+    def ensure_tables(self, schema: str) -> None:
+        """Create the tables of a module that keeps its own in this file (`;`-separated, IF NOT EXISTS)."""
+        ...
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Rows of a read-only query, for modules that keep their own tables in this file (ingestion)."""
+        ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database and truncate it: deleted text must not linger in the
+        WAL. (A reader in another process can keep it from completing; the next checkpoint finishes it.)"""
+        ...
+
+
+class MemoryStorage(Protocol):
+    """Memories: written with their edges and pending marks in one transaction; read whole."""
+
+    def insert(
+        self,
+        records: Sequence[MemoryRecord],
+        edges: Sequence[Edge],
+        also: Callable[[Cursor], None] | None = None,
+        *,
+        synced: bool = False,
+    ) -> None:
+        """Insert memories and their edges atomically; `also` writes rows that must commit with them.
+        `synced`: their vectors are in the vector index already (upserted before this commit, see
+        `Indexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
+        ...
+
+    def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:
+        """Replace a memory's state and keep the old state as a revision memory, atomically."""
+        ...
+
+    def delete(self, ids: Sequence[str], *, erase: bool = False) -> list[str]:
+        """Delete memories (and, by cascade, their edges); returns the ids that existed. With `erase`, the
+        same transaction records that the vector index's files still need scrubbing (ERASE_PENDING), so a
+        crash before that is finished on the next open."""
+        ...
+
+    def record_access(self, ids: Sequence[str], when: datetime) -> None: ...
+
+    def set_importances(self, values: Sequence[tuple[str, float]]) -> None:
+        """Set importance per memory id, in one transaction."""
+        ...
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, Memory]: ...
+
+    def existing(self, ids: Iterable[str]) -> set[str]: ...
+
+    def ids_matching(self, fragment: str, limit: int = 10) -> list[str]:
+        """Ids that start or end with `fragment` (ids are upper-case base32; case is ignored), at most `limit`."""
+        ...
+
+    def list_memories(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        min_importance: float | None = None,
+        include_revisions: bool = True,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> tuple[list[Memory], int]:
+        """One page of the memories that pass every filter, newest first, and how many pass in all."""
+        ...
+
+    def ids_of_kind(self, kind: MemoryKind) -> list[str]: ...
+
+    def ids_of_entity(self, entity_id: str) -> list[str]: ...
+
+    def count(self) -> int: ...
+
+    def count_entities(self) -> int: ...
+
+    def ingested_propositions(self) -> list[tuple[str, str, int, dict[str, Any], np.ndarray, float]]:
+        """(id, entity_id, created_at us, context, embedding, importance) of propositions with an entity:
+        what salience reads."""
+        ...
+
+
+class EdgeStorage(Protocol):
+    """Edges between memories."""
+
+    def add_edges(self, edges: Sequence[Edge]) -> None: ...
+
+    def edges(self) -> list[Edge]: ...
+
+    def edges_of(self, memory_id: str) -> list[Edge]: ...
+
+    def edges_among(self, ids: Sequence[str]) -> list[Edge]:
+        """Every stored edge whose two ends are both among `ids`."""
+        ...
+
+    def ids_with_revisions(self, ids: Sequence[str]) -> list[str]:
+        """The ids plus, transitively, the revision memories that hold their earlier states."""
+        ...
+
+    def count_edges(self) -> int: ...
+
+    def count_edges_by_type(self, origin: str) -> dict[str, int]:
+        """Edges whose `attrs.origin` is `origin` (derived by ingestion), counted by type."""
+        ...
+
+    def replace_derived_edges(
+        self, origin: str, edges: Sequence[Edge], also: Callable[[Cursor], None] | None = None
+    ) -> None:
+        """Swap every edge of `attrs.origin == origin` for `edges`, atomically (`also` commits with them)."""
+        ...
+
+    def followed_by_neighbours(self, ids: Sequence[str]) -> dict[str, set[str]]:
+        """Both directions of the followed_by edges touching the given memories."""
+        ...
+
+
+class StructureStorage(Protocol):
+    """Relational structures and their pending marks."""
+
+    def get_record(self, memory_id: str) -> MemoryRecord | None: ...
+
+    def structures(self) -> list[tuple[str, dict[str, Any]]]: ...
+
+    def features(self) -> list[tuple[str, list[str]]]:
+        """(id, structure["features"]) of every memory. SQLite extracts the list, so opening a store parses
+        a few bytes per memory instead of its whole structure."""
+        ...
+
+    def structure_texts(self, ids: Sequence[str]) -> dict[str, str]:
+        """The stored structures of some memories as their JSON text, unparsed: analogical recall parses
+        each distinct text once per process (engine/analogy/text.py `stored_episode`)."""
+        ...
+
+    def stale_structures(self, version: int) -> list[tuple[str, str]]:
+        """(id, content) of memories whose structure was written by another extractor version."""
+        ...
+
+    def set_structures(self, structures: Sequence[tuple[str, str, dict[str, Any]]], *, pending_only: bool = False
+                       ) -> list[str]:
+        """Store structures extracted from (id, content): a rebuild after the extractor changed, or (with
+        `pending_only`) the catch-up of pending ones. A structure is written only while the memory still has
+        that content (a revise meanwhile leaves it pending for its new text) and, with `pending_only`, only
+        if still pending (another engine or process may have stored it first): idempotent under the write
+        lock. Clears the pending marks of what it wrote; returns those ids. A read-only store keeps them in
+        memory for this process."""
+        ...
+
+    def pending_structures(self, limit: int) -> list[tuple[str, str]]:
+        """(id, content) of up to `limit` memories whose structure is not extracted yet, oldest ids first."""
+        ...
+
+    def count_pending_structures(self) -> int: ...
+
+    def pending_structure_ids(self) -> set[str]: ...
+
+    def features_of(self, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+        """(id, structure["features"]) of those of the memories whose structure is extracted."""
+        ...
+
+
+class RecallReadStorage(Protocol):
+    """Column reads of many memories at once (ranking, fusion, the candidate table, the timeline)."""
+
+    def score_inputs(self, ids: Sequence[str]) -> ScoreInputs:
+        """Importance, created_at (microseconds) and access_count of the given memories that exist, as columns:
+        what the composite score needs, without reading and parsing whole memories."""
+        ...
+
+    def created_at_of(self, ids: Sequence[str]) -> dict[str, int]:
+        """created_at (microseconds) of the given memories that exist."""
+        ...
+
+    def fusion_rows(self, ids: Sequence[str], with_embeddings: bool) -> dict[str, FusionRow]:
+        """Episode key, embedding (or None) and entity id of the given memories that exist, in one read: what a
+        fused recall needs of each candidate. The key is the JSON array of the context's `config.EPISODE_KEYS`
+        values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
+        ...
+
+    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
+        """Everything a recall's candidate table holds, read in one read transaction with the version it
+        was read at: (version, every memory's id, episode key, entity id and embedding as `fusion_rows` gives
+        them, every followed_by edge as (source, target)). The embeddings are copied into one matrix a few
+        thousand rows at a time (never all the rows' blobs at once: at 100,000 memories that doubled the
+        peak memory); equal episode keys and entity ids share one string."""
+        ...
+
+    def timeline_rows(self) -> list[tuple[str, int, str]]:
+        """(entity_id, created_at in microseconds, id) of every memory that has an entity."""
+        ...
+
+    def embeddings(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def all_embeddings(self, batch: int = 5000) -> Iterator[list[tuple[str, np.ndarray]]]: ...
+
+
+class VectorSyncStorage(Protocol):
+    """Vector-index bookkeeping, written in the same transaction as the write it follows."""
+
+    def unsynced(self) -> list[tuple[str, np.ndarray]]: ...
+
+    def count_unsynced(self) -> int: ...
+
+    def mark_synced(self, ids: Sequence[str]) -> None:
+        """Not counted in `version`: whether a vector reached the vector index is nothing recall's caches hold."""
+        ...
+
+    def mark_all_unsynced(self) -> None: ...
+
+    def pending_deletes(self) -> list[str]: ...
+
+    def clear_pending_deletes(self, ids: Sequence[str]) -> None:
+        """Not counted in `version`, like `mark_synced`: the memories are gone already."""
+        ...
+
+    def erase_pending(self) -> bool: ...
+
+    def clear_erase_pending(self) -> None: ...
+
+
+class FullTextStorage(Protocol):
+    """Full-text BM25 search over memories and their context windows."""
+
+    def purge_deleted_text(self) -> None:
+        """Drop forgotten memories' terms from the text index's segments (see `fulltext.purge_deleted`)."""
+        ...
+
+    def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` BM25 matches of any of the words in `memory_text` or `window_text` (see fulltext),
+        with the saturation and length normalisation of `config.LEXICAL_BM25_K1` / `LEXICAL_BM25_B`."""
+        ...
+
+    def lexical_terms(self, words: Sequence[str]) -> list[str]:
+        """The index terms (stems) of cue words, as the lexical tables' tokenizer makes them."""
+        ...
+
+    def lexical_totals(self, table: str) -> tuple[int, float]:
+        """(rows, mean length in tokens) of a lexical table."""
+        ...
+
+    def lexical_postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """One index term's posting list in a lexical table: (row numbers, occurrences), int32 arrays."""
+        ...
+
+    def lexical_row_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row numbers ascending, memory ids) of the lexical tables' rows: int64 and object arrays."""
+        ...
+
+    def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
+        """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
+        ...
+
+    def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
+        """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
+        ...
+
+
+class Storage(
+    Transactions,
+    MemoryStorage,
+    EdgeStorage,
+    StructureStorage,
+    RecallReadStorage,
+    VectorSyncStorage,
+    FullTextStorage,
+    Protocol,
+):
+    """Everything the engine asks of its record store."""

@@ -1,0 +1,1 @@
+"""The SQLite record store (the reference backend): one table class per concern over one connection."""

@@ -1,0 +1,204 @@
+"""The SQLite connection under the record store: one file in WAL mode, its schema, transactions and version.
+
+Every table class of the store (memories, edges, vector sync, structures, full text) is a mixin over this
+one connection and its lock, so the tables of one store commit together in one transaction.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from engine.store.sqlite import fulltext
+
+SCHEMA_VERSION = 1
+# Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
+ERASE_PENDING = "vector_erase_pending"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories (
+    id TEXT PRIMARY KEY,
+    content TEXT NOT NULL,
+    importance REAL NOT NULL,
+    context TEXT NOT NULL,
+    entity_id TEXT,
+    kind TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    last_accessed_at INTEGER,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    structure TEXT NOT NULL DEFAULT '{}',
+    embedding BLOB NOT NULL,
+    vector_synced INTEGER NOT NULL DEFAULT 0
+);
+-- Opening a store reads the timeline (entity, time, id of every memory) and the revision ids: both from small
+-- indexes, not from the table, whose rows carry the embedding and structure (about 7 KiB a memory).
+-- memories_timeline replaces memories_entity_time (same order, plus the id).
+DROP INDEX IF EXISTS memories_entity_time;
+CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
+CREATE INDEX IF NOT EXISTS memories_revisions ON memories (id) WHERE kind = 'revision';
+CREATE INDEX IF NOT EXISTS memories_unsynced ON memories (vector_synced) WHERE vector_synced = 0;
+-- What ranking reads of a candidate (score_inputs, created_at_of), covered by an index:
+-- a few dozen entries per page instead of one table row (embedding included) per page.
+CREATE UNIQUE INDEX IF NOT EXISTS memories_scores ON memories (id, importance, created_at, access_count);
+CREATE TABLE IF NOT EXISTS edges (
+    source TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    target TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    attrs TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (source, target, type)
+);
+CREATE INDEX IF NOT EXISTS edges_target ON edges (target);
+CREATE TABLE IF NOT EXISTS pending_vector_deletes (id TEXT PRIMARY KEY);
+-- Memories whose relational structure is not extracted yet (config.DEFER_STRUCTURES): marked in the write's
+-- own transaction, cleared in the one that stores the structure. Readers of structures extract these first.
+CREATE TABLE IF NOT EXISTS pending_structures (id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
+"""
+
+
+class SqliteConnection:
+    """One SQLite connection shared by the engine's threads (every use holds the lock), with the schema."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+        self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
+        self._committed = threading.local()  # per thread: the generation its last counted commit made
+        # Structures extracted for a read-only store's pending memories: kept here, since the file cannot be written.
+        self._filled: dict[str, str] = {}
+        if self.read_only:
+            self._conn = open_read_only(path)
+            fulltext.prepare(self._conn)
+            self._scores = scores_hint(self._conn)
+            return
+        # One connection shared by the engine's threads; every use holds the lock.
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        fulltext.prepare(self._conn)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA cache_size=-65536")
+        # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
+        self._conn.execute("PRAGMA secure_delete=ON")
+        self._conn.executescript(SCHEMA)
+        self._conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+        self._conn.executescript(fulltext.SCHEMA)
+        self._scores = scores_hint(self._conn)
+        if self.get_meta(fulltext.META_KEY) != fulltext.VERSION:
+            # A store written before the lexical index existed (or by another version of it): fill it once.
+            with self.transaction() as cur:
+                fulltext.rebuild(cur)
+                cur.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (fulltext.META_KEY, fulltext.VERSION)
+                )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
+        """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
+        reads (access counts), so `version` stays the same and in-memory caches stay valid."""
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            else:
+                cur.execute("COMMIT")
+                if counted:
+                    self._committed.generation = self._generation + 1
+            finally:
+                if counted:
+                    self._generation += 1
+
+    def last_commit(self) -> int | None:
+        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
+        follows a write right after it commits knows from it whether that write is the only change since its
+        own version (another thread's commit in between makes it one of several)."""
+        return getattr(self._committed, "generation", None)
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
+        `data_version`, which moves when another connection, in this process or another, commits). An
+        in-memory cache built at one version is valid while the version is the same."""
+        with self._lock:
+            return self._generation, int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _query_ids(self, select: str, ids: Sequence[str]) -> list[Any]:
+        """`select` (a statement without WHERE) restricted to rows whose id is among `ids`, in chunks."""
+        rows: list[Any] = []
+        for chunk in chunks(list(ids), 500):
+            marks = ",".join("?" * len(chunk))
+            rows.extend(self._query(f"{select} WHERE id IN ({marks})", chunk))
+        return rows
+
+    def ensure_tables(self, schema: str) -> None:
+        """Create the tables of a module that keeps its own in this file (`;`-separated, IF NOT EXISTS)."""
+        with self.transaction() as cur:
+            for statement in schema.split(";"):
+                if statement.strip():
+                    cur.execute(statement)
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Rows of a read-only query, for modules that keep their own tables in this file (ingestion)."""
+        return self._query(sql, params)
+
+    # --- meta ------------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as cur:
+            cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database and truncate it: deleted text must not linger in the
+        WAL. (A reader in another process can keep it from completing; the next checkpoint finishes it.)"""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """A store this process may not write (a read-only folder or file): opened for reading only. A WAL
+    database needs its -shm file or a writable folder; without either it is opened as immutable (no one
+    can be writing a file in a folder nobody may write)."""
+    uri = path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
+        conn.execute("SELECT count(*) FROM meta").fetchone()
+        return conn
+    except sqlite3.Error:
+        return sqlite3.connect(f"{uri}?mode=ro&immutable=1", uri=True, check_same_thread=False,
+                               isolation_level=None)
+
+
+def scores_hint(conn: sqlite3.Connection) -> str:
+    """`INDEXED BY memories_scores` where the store has that index (a read-only store written before it
+    existed has not). SQLite's planner would otherwise pick the primary key's index and read each row."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'memories_scores'").fetchone()
+    return "INDEXED BY memories_scores" if found else ""
+
+
+def chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

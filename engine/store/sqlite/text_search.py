@@ -1,0 +1,65 @@
+"""The full-text (BM25) reads of the lexical tables (engine/store/sqlite/fulltext.py) and their purge."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine import config
+from engine.store.sqlite import fulltext
+from engine.store.sqlite.connection import SqliteConnection
+
+
+class TextSearch(SqliteConnection):
+    """BM25 search, posting lists and marked matches, read under the connection's lock."""
+
+    def purge_deleted_text(self) -> None:
+        """Drop forgotten memories' terms from the text index's segments (see `fulltext.purge_deleted`)."""
+        with self.transaction() as cur:
+            fulltext.purge_deleted(cur)
+
+    def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """The best `limit` BM25 matches of any of the words in `memory_text` or `window_text` (see fulltext),
+        with the saturation and length normalisation of `config.LEXICAL_BM25_K1` / `LEXICAL_BM25_B`."""
+        with self._lock:
+            return fulltext.bm25(
+                self._conn.cursor(), table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
+            )
+
+    def lexical_terms(self, words: Sequence[str]) -> list[str]:
+        """The index terms (stems) of cue words, as the lexical tables' tokenizer makes them."""
+        with self._lock:
+            return fulltext.stems(self._conn.cursor(), words)
+
+    def lexical_totals(self, table: str) -> tuple[int, float]:
+        """(rows, mean length in tokens) of a lexical table."""
+        with self._lock:
+            return fulltext.totals(self._conn.cursor(), table)
+
+    def lexical_postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """One index term's posting list in a lexical table: (row numbers, occurrences), int32 arrays."""
+        with self._lock:
+            docs, counts = fulltext.postings(self._conn.cursor(), table, term)
+        return np.array(docs, dtype=np.int32), np.array(counts, dtype=np.int32)
+
+    def lexical_row_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """(row numbers ascending, memory ids) of the lexical tables' rows: int64 and object arrays."""
+        with self._lock:
+            rows = fulltext.row_ids(self._conn.cursor())
+        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=object)
+
+    def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
+        """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
+        with self._lock:
+            rows = fulltext.doc_sizes(self._conn.cursor(), table)
+        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
+
+    def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
+        """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
+        with self._lock:
+            try:
+                return fulltext.marks(self._conn.cursor(), match, ids)
+            except sqlite3.OperationalError:
+                return {}
