@@ -101,7 +101,7 @@ def run_server(
         grpc_server.stop(0)
         if service is not None:
             service.close()
-        log.info("stopped; data dir released")
+            log.info("stopped; data dir released")
 
 
 @dataclass(frozen=True, slots=True)

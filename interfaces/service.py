@@ -72,6 +72,22 @@ class ReadWriteLock:
                     self._cond.notify_all()
 
     @contextmanager
+    def reading_if_free(self) -> Iterator[bool]:
+        """A reader's share if one is free right now (yields True), else no share at once (yields False)."""
+        with self._cond:
+            free = self._writer is None and not self._writers_waiting
+            if free:
+                self._readers += 1
+        try:
+            yield free
+        finally:
+            if free:
+                with self._cond:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._cond.notify_all()
+
+    @contextmanager
     def writing(self) -> Iterator[None]:
         if self._writer == threading.get_ident():
             yield
@@ -117,6 +133,7 @@ class HebbsService:
         self._lock = ReadWriteLock()
         self._closed = False
         self._counts: dict[str, int | None] = {}
+        self._counts_stale = True
         self._running_keys: set[str] = set()
         self._keys_guard = threading.Lock()
 
@@ -147,7 +164,7 @@ class HebbsService:
                 raise StoreError(SHUTTING_DOWN)
             response = self.engine.handle(request)
             if op in WRITE_OPERATIONS:
-                self._refresh_counts()
+                self._counts_stale = True
             return response
 
     def _in_chunks(self, request: RememberManyRequest) -> MemoriesResponse:
@@ -159,7 +176,7 @@ class HebbsService:
                     if self._closed:
                         raise StoreError(SHUTTING_DOWN)
                     stored.extend(self.engine.handle(RememberManyRequest(request.items[start:start + size])).memories)
-                    self._refresh_counts()
+                    self._counts_stale = True
             except HebbsError as exc:
                 if not stored:
                     raise
@@ -206,16 +223,20 @@ class HebbsService:
                                              f"({', '.join(map(str, self.index_roots))})")
 
     def refresh_counts(self) -> None:
-        """Read the counts health reports (start-up; writes refresh them as they commit)."""
+        """Read the counts health reports (at start; later, health rereads them after writes, when free)."""
         with self._lock.reading():
-            self._refresh_counts()
-
-    def _refresh_counts(self) -> None:
-        self._counts = self.engine.stats(vector_index=False)
+            self._counts = self.engine.stats(vector_index=False)
+            self._counts_stale = False
 
     def health(self) -> tuple[bool, dict[str, int | None]]:
-        """(ready, the counts as of the last write): never waits for the store's lock, so a long write does
-        not make a readiness probe time out."""
+        """(ready, counts): never waits for the store's lock, so a long write does not make a readiness probe
+        time out. The counts are reread if a write committed since and no write holds or awaits the lock;
+        else they are those of the last read."""
+        if self._counts_stale and not self._closed:
+            with self._lock.reading_if_free() as free:
+                if free and not self._closed:
+                    self._counts_stale = False
+                    self._counts = self.engine.stats(vector_index=False)
         return not self._closed, dict(self._counts)
 
     @contextmanager

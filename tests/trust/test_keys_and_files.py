@@ -64,20 +64,34 @@ def test_a_revocation_racing_creates_is_never_undone(tmp_path: Path, round_: int
         ring.add(revoked[0]["key"], "again")
 
 
-def test_a_read_only_data_dir_is_one_line_for_keys_and_serve(tmp_path: Path) -> None:
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """An empty data dir this process cannot write: mode 0500, or for root a read-only bind mount."""
     data = tmp_path / "data"
     data.mkdir()
-    data.chmod(0o500)
-    try:
-        if os.access(data, os.W_OK):
-            pytest.skip("this user can write a 0500 folder (root): nothing is read-only to it")
-        created = _hebbs(data, "keys", "create")
-        assert created.returncode == 1 and created.stderr.count("\n") == 1, created.stderr
-        assert "cannot change the API keys" in created.stderr
-        served = _hebbs(data, "serve", "--rest-port", "0", "--grpc-port", "0")
-        assert served.returncode == 1 and "Traceback" not in served.stderr, served.stderr
-    finally:
+    if os.geteuid() != 0:
+        data.chmod(0o500)
+        yield data
         data.chmod(0o700)
+        return
+    view = tmp_path / "read-only-view"
+    view.mkdir()
+    if subprocess.run(["mount", "--bind", str(data), str(view)], capture_output=True).returncode != 0:
+        pytest.skip("cannot bind-mount here: no read-only data dir for root")
+    try:
+        assert subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], capture_output=True).returncode == 0
+        yield view
+    finally:
+        subprocess.run(["umount", "-l", str(view)], capture_output=True)
+
+
+def test_a_read_only_data_dir_is_one_line_for_keys_and_serve(read_only_dir: Path) -> None:
+    created = _hebbs(read_only_dir, "keys", "create")
+    assert created.returncode == 1 and created.stderr.count("\n") == 1, created.stderr
+    assert "cannot change the API keys" in created.stderr and "Read-only" in created.stderr
+    served = _hebbs(read_only_dir, "serve", "--rest-port", "0", "--grpc-port", "0")
+    assert served.returncode == 1 and served.stderr.count("\n") == 1, served.stderr
+    assert served.stderr.startswith("hebbs: error: ")
 
 
 # --- item 8: file modes and the lock --------------------------------------------------------------------
