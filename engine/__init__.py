@@ -4,10 +4,10 @@ from engine.api.requests import RecallRequest, build_request
 from engine.errors import HebbsError
 from engine.facade import MemoryEngine
 from engine.models import Edge, EdgeSpec, EdgeType, Memory, MemoryKind, NewMemory, RecallResult, Strategy
-from engine.recall.scoring import PRESETS, ScoringWeights
+from engine.recall.scoring import WEIGHT_PRESETS, ScoringWeights
 
 __all__ = [
-    "PRESETS",
+    "WEIGHT_PRESETS",
     "Edge",
     "EdgeSpec",
     "EdgeType",

@@ -113,7 +113,7 @@ TEXT_FUNCTION_CACHE = 65536
 STORED_EPISODE_CACHE = 4096
 
 # --- scoring -----------------------------------------------------------------------------------------
-DEFAULT_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
+DEFAULT_SCORING_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
 RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
 REINFORCEMENT_CAP = 100
 
@@ -215,12 +215,12 @@ DEFER_STRUCTURES = True
 # remember / remember_many upsert their vectors into the vector index just before their one transaction,
 # which then stores the records marked synced: the write's separate "mark synced" transaction (a commit and
 # an fsync) is spared. A crash between the two leaves vectors the store never got;
-# the next open drops them (engine/indexes.py `commit_with_vectors`, docs/indexing.md "Batched remember").
+# the next open drops them (engine/index/derived.py `commit_with_vectors`, docs/indexing.md "Batched remember").
 VECTORS_BEFORE_COMMIT = True
 # After an index is built from the store in bulk, its objects (hundreds of thousands at 100k memories) are
 # moved to the garbage collector's permanent generation (`gc.freeze`): a full collection, which a batched
 # write's allocations trigger every few batches, then no longer walks them (about 350 ms at 100k). They are
-# still freed by reference counting when dropped; they hold no reference cycles (engine/indexes.py). The
+# still freed by reference counting when dropped; they hold no reference cycles (engine/index/derived.py). The
 # cost: `gc.freeze` is process-wide, so every object alive at a build's end is frozen, the host program's
 # too; any of them that is, or later becomes, part of an unreachable reference cycle is never collected.
 # Set False where a long-lived host makes many such cycles before opening the engine.

@@ -3,13 +3,14 @@
 Each operation has a request type in `engine.api`; `handle(request)` runs any of them and returns its
 response, which is what transports call. The keyword-argument methods below are the Python API: each
 builds its request with the same `parse`, so validation is identical everywhere. Writes go through the
-`Writer`, reads through the record store and the derived `Indexes`.
+`Writer`, reads through the record store and the derived `DerivedIndexes`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -45,10 +46,11 @@ from engine.api.responses import (
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
 from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
+from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
-from engine.indexes import Indexes
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
+from engine.names import normalise
 from engine.recall import scoring
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
@@ -66,8 +68,8 @@ from engine.writer import Writer
 if TYPE_CHECKING:
     import numpy as np
 
-    from engine.ingest.analysis import Extractor
-    from engine.ingest.summary import IndexSummary
+    from engine.ingest.analysis import DocumentExtractor
+    from engine.ingest.summary import IngestSummary
 
 Response = Any  # each request's response type: see `MemoryEngine.handle`
 
@@ -84,7 +86,7 @@ class MemoryEngine:
 
     Collaborators are injectable: `embedder` (default: all-MiniLM-L6-v2, loaded on first use), `clock`
     (default: system UTC), `extractor` (relational structure), `vector_index` (default: embedded Chroma
-    under the data dir). Indexes are built lazily, so opening a store to read one memory is fast.
+    under the data dir). DerivedIndexes are built lazily, so opening a store to read one memory is fast.
     """
 
     def __init__(
@@ -119,7 +121,7 @@ class MemoryEngine:
         self.clock: Clock = clock or SystemClock()
         # Cues are read with the extractor that wrote the store's structures unless told otherwise.
         chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
-        self._indexes = Indexes(self._store, self.data_dir, vector_index)
+        self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
@@ -230,13 +232,13 @@ class MemoryEngine:
         paths: Sequence[str | Path],
         progress: Callable[[str, int, int], None] | None = None,
         *,
-        extractor: Extractor | str | None = None,
+        extractor: DocumentExtractor | str | None = None,
         file_seconds: float | None = None,
-    ) -> IndexSummary:
+    ) -> IngestSummary:
         """Index documents (files or folders of Markdown, text, JSON chats) into memories: documents,
         propositions, entities, dates, and derived edges. Idempotent; see `engine.ingest`. Returns an
-        `IndexSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
-        `llm` or an `Extractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
+        `IngestSummary`; `progress(phase, done, total)` is called as it goes. `extractor` is `offline`,
+        `llm` or an `DocumentExtractor` instance. `file_seconds`: the per-file analysis time budget (a file over it
         is skipped with the reason; default `HEBBS_INDEX_FILE_SECONDS` or `config.INGEST_FILE_SECONDS`, 0: no
         limit). Work is committed batch by batch: an interrupted run keeps the documents it finished."""
         instance = extractor if extractor is not None and not isinstance(extractor, str) else None
@@ -248,12 +250,12 @@ class MemoryEngine:
 
     def _ingest(
         self, paths: Sequence[Path], progress: Callable[[str, int, int], None] | None,
-        extractor: Extractor | str | None, file_seconds: float | None = None,
-    ) -> IndexSummary:
-        from engine.ingest.pipeline import index_paths
+        extractor: DocumentExtractor | str | None, file_seconds: float | None = None,
+    ) -> IngestSummary:
+        from engine.ingest.pipeline import ingest_paths
 
         with self._structures.held():  # the idle worker does not parse beside the ingest's own spaCy
-            return index_paths(self._writer, paths, progress=progress, extractor=extractor,
+            return ingest_paths(self._writer, paths, progress=progress, extractor=extractor,
                                file_seconds=file_seconds)
 
     def revise(self, memory_id: str, **changes: Any) -> Memory:
@@ -330,6 +332,41 @@ class MemoryEngine:
             offset=request.offset,
         )
         return ListResponse(tuple(memories), total, request.limit, request.offset)
+
+    def search_text(self, text: str, **filters: Any) -> ListResponse:
+        """`list_page` restricted to memories whose content contains `text` (case-insensitive for ASCII
+        letters): a plain substring search for people browsing a store, not a ranked recall."""
+        needle = text.strip()
+        if not needle:
+            raise ValidationError("a search text is required")
+        request = ListRequest.parse(filters)
+        start, end = request.time_range or (None, None)
+        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
+        memories, total = self._store.list_memories(
+            entity_id=entity, kind=request.kind, start=start, end=end, min_importance=request.min_importance,
+            include_revisions=request.include_revisions, limit=request.limit, offset=request.offset,
+            contains=needle,
+        )
+        return ListResponse(tuple(memories), total, request.limit, request.offset)
+
+    def revisions_of(self, memory_id: str) -> list[Memory]:
+        """The earlier states of a memory (each revise keeps one as a `revision` memory), newest first."""
+        if not self._store.existing([memory_id]):
+            raise MemoryNotFoundError(f"no memory with id {memory_id}")
+        earlier = self._store.ids_with_revisions([memory_id])[1:]
+        found = self._store.get_many(earlier)
+        return sorted(found.values(), key=lambda m: (m.updated_at, m.id), reverse=True)
+
+    def entities_named_in(self, text: str) -> list[str]:
+        """Entities with memories that a text names (their id or a registry alias, as whole words), in the
+        order the text first names them: e.g. the entity a temporal recall of a cue is about."""
+        words = f" {_plain_words(text)} "
+        names: dict[str, set[str]] = {e: {_plain_words(e)} for e in self.entities()}
+        for record in self._entities.load():
+            if record.id in names:
+                names[record.id].update(_plain_words(a) for a in record.aliases)
+        found = [(words.find(f" {n} "), e) for e, forms in names.items() for n in forms if n and f" {n} " in words]
+        return list(dict.fromkeys(e for _, e in sorted(found)))
 
     def resolve_entity(self, entity_id: str) -> str:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
@@ -468,3 +505,8 @@ def _create_private_file(path: Path) -> None:
     if not path.exists() and os.access(path.parent, os.W_OK):
         with contextlib.suppress(FileExistsError):
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _plain_words(text: str) -> str:
+    """A name or text as lower-case words separated by single spaces (punctuation dropped)."""
+    return " ".join(re.sub(r"[^\w ]+", " ", normalise(text)).split())

@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from engine import config
-from engine.analogy.graph import GRAPH_VERSION
+from engine.analogy.episode_graph import GRAPH_VERSION
 from engine.analogy.text import StructureExtractor
 from engine.clock import Clock
 from engine.errors import StoreError
-from engine.indexes import Indexes
+from engine.index.derived import DerivedIndexes
 from engine.store.interface import Storage
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ class StructureFollower:
     """Extracts pending structures: on demand before a read (`catch_up`) and in the background when idle."""
 
     def __init__(
-        self, store: Storage, indexes: Indexes, extractor: Callable[[], StructureExtractor], clock: Clock
+        self, store: Storage, indexes: DerivedIndexes, extractor: Callable[[], StructureExtractor], clock: Clock
     ) -> None:
         self._store = store
         self._indexes = indexes

@@ -26,7 +26,7 @@ from engine.api.requests import NewEdge, RememberRequest, ReviseRequest
 from engine.clock import Clock
 from engine.embedding import Embedder
 from engine.errors import EmbeddingModelMismatchError, InvalidEdgeError, MemoryNotFoundError
-from engine.indexes import Indexes
+from engine.index.derived import DerivedIndexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
 from engine.store.interface import Cursor, Storage
 from engine.store.rows import MemoryRecord
@@ -41,7 +41,7 @@ class Writer:
     """Writes memories, edges, revisions and deletes; every public method leaves store and indexes in step."""
 
     def __init__(
-        self, store: Storage, indexes: Indexes, embedder: Embedder, extractor: StructureExtractor, clock: Clock
+        self, store: Storage, indexes: DerivedIndexes, embedder: Embedder, extractor: StructureExtractor, clock: Clock
     ) -> None:
         self.store = store
         self.indexes = indexes
@@ -133,7 +133,7 @@ class Writer:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
         bring the indexes up to date. Durable once this returns. `vectors_first` (remember, with
         `config.VECTORS_BEFORE_COMMIT`): the vectors are upserted just before the transaction, which stores
-        them marked synced (`Indexes.commit_with_vectors`): one transaction instead of two."""
+        them marked synced (`DerivedIndexes.commit_with_vectors`): one transaction instead of two."""
         self._record_model(records)
         if vectors_first and config.VECTORS_BEFORE_COMMIT:
             synced = self.indexes.commit_with_vectors(
@@ -283,7 +283,7 @@ class Writer:
     def forget(self, memory_ids: Sequence[str], *, erase: bool = True) -> list[str]:
         """Delete memories and, transitively, their revisions from the store, then from every index.
 
-        With `erase` (a user's forget), nothing of them is left in any file: see `Indexes.erase`. Ingestion
+        With `erase` (a user's forget), nothing of them is left in any file: see `DerivedIndexes.erase`. Ingestion
         replacing changed sentences passes False; their files are scrubbed by the next erasing forget.
         """
         ids = self.store.ids_with_revisions(memory_ids)

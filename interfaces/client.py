@@ -56,7 +56,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, ScoringWeights):
-        return dict(zip(config.DEFAULT_WEIGHTS, value.as_tuple(), strict=True))
+        return dict(zip(config.DEFAULT_SCORING_WEIGHTS, value.as_tuple(), strict=True))
     if isinstance(value, Path):
         return str(value.resolve())
     if isinstance(value, frozenset | set):

@@ -9,7 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from engine.analogy.graph import Episode
+from engine.analogy.episode_graph import Episode
 
 CUE_Y, MEMORY_Y = 1.0, 0.0
 _ROW = {"cue": (CUE_Y, CUE_Y + 0.35), "memory": (MEMORY_Y, MEMORY_Y - 0.35)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import config
+from workbench import history, urlstate
 from workbench.session import data_dir, get_engine, warm_up
 
 st.set_page_config(page_title="hebbs workbench", page_icon="🧠", layout="wide")
@@ -22,7 +23,20 @@ PAGES = [
     st.Page("screens/ingest.py", title="Ingest", icon=":material/upload_file:"),
 ]
 
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, position="hidden")
+st.session_state[urlstate.PAGE_PATH] = page.url_path
+
+
+def navigation() -> None:
+    """The pages as a row of links above the page (it wraps on a phone, no menu to open first). Each link
+    carries the inputs its page last had, so a page switch is one history entry and restores the view."""
+    with st.container(horizontal=True, gap="small", key="nav"):
+        for p in PAGES:
+            st.page_link(p, query_params=urlstate.link_query(p.url_path), width="content")
+
+
+navigation()
+history.one_entry_per_action()
 
 with st.sidebar:
     st.caption(f"Store: `{data_dir().name}`")

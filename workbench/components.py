@@ -15,7 +15,6 @@ from workbench import views
 from workbench.session import attempt, memory_label, recalling, show_error, show_table
 
 ROW_HEIGHT_PX = 72  # Streamlit wraps cell text only in rows taller than 4rem (64 px): three lines fit
-CONTENT_WIDTH_PX = 560
 MAX_TABLE_HEIGHT_PX = 520
 SEARCH_RESULTS = 15
 RECENT = 40
@@ -31,10 +30,9 @@ def table_height(rows: int) -> int:
 
 
 def content_first(frame: pd.DataFrame) -> pd.DataFrame:
-    """Put the content column first (it is what people read), then its date, the id last."""
-    if "content" not in frame.columns:
-        return frame
-    lead = ["content", *(["created"] if "created" in frame.columns else [])]
+    """Rank and score first (what a ranking is about), then the content (what people read) and its date,
+    the id last."""
+    lead = [c for c in ("rank", "score", "content", "source", "found by", "created") if c in frame.columns]
     rest = [c for c in frame.columns if c not in (*lead, "id")]
     return frame[[*lead, *rest, *(["id"] if "id" in frame.columns else [])]]
 
@@ -54,20 +52,31 @@ def downloads(frame: pd.DataFrame, key: str, name: str) -> None:
 
 
 def result_table(frame: pd.DataFrame, key: str, name: str, full: pd.DataFrame | None = None,
-                 column_config: dict[str, Any] | None = None) -> int | None:
-    """A wide table with the content first and wrapped; returns the index of the clicked row, if any.
+                 column_config: dict[str, Any] | None = None, rows_of: str = "") -> int | None:
+    """A wide table with rank and score pinned first, then the content, wrapped; returns the index of the
+    clicked row, if any.
 
-    `full` (same rows) is what the downloads hold; by default the table itself.
+    `full` (same rows) is what the downloads hold; by default the table itself. `rows_of` names what the rows
+    are (e.g. the seed they were reached from): a new value is a new table, so a row ticked in the old one is
+    not read as a click in the new one.
     """
     shown = content_first(frame)
-    config: dict[str, Any] = {"content": st.column_config.TextColumn("content", width=CONTENT_WIDTH_PX, pinned=True)}
+    config: dict[str, Any] = {"content": st.column_config.TextColumn("content", width="large")}
+    for pinned in ("rank", "score"):  # always in view, however wide the content makes the table
+        if pinned in shown.columns:
+            config[pinned] = st.column_config.NumberColumn(pinned, pinned=True, width="small",
+                                                           format="%.4f" if pinned == "score" else None)
+    if "open" in shown.columns:
+        config["open"] = st.column_config.LinkColumn("open", display_text="source ↗", width="small",
+                                                     help="Open the source (the document, or the memory itself) "
+                                                          "on the Memories page, in a new tab.")
     config.update(column_config or {})
     with st.container(key=key):
-        st.dataframe(shown, key=f"{key}_grid", on_select="rerun", selection_mode="single-row",
+        st.dataframe(shown, key=f"{key}_grid{rows_of}", on_select="rerun", selection_mode="single-row",
                              hide_index=True, width="stretch", row_height=ROW_HEIGHT_PX,
                              height=table_height(len(shown)), column_config=config)
     downloads(content_first(full) if full is not None else shown, f"{key}_dl", name)
-    return selected_row(f"{key}_grid", len(shown))
+    return selected_row(f"{key}_grid{rows_of}", len(shown))
 
 
 def selected_row(key: str, rows: int) -> int | None:

@@ -37,6 +37,8 @@ NODE_COLOUR = "#97C2FC"
 PATH_COLOUR = "#D62728"
 GRAPH_HEIGHT_PX = 600
 SMALL_GRAPH = 8  # up to this many nodes every label is drawn
+HUBS_LABELLED = 5  # in a larger graph, this many best-connected memories are labelled at every zoom
+LABEL_CHARS = 28  # labels are short (the tooltip holds the whole content)
 DARK_FONT = "#E6E6E6"
 LIGHT_FONT = "#262730"
 
@@ -87,8 +89,8 @@ _TEMPLATE = """<!DOCTYPE html>
   var network = new vis.Network(
     container, { nodes: new vis.DataSet(rawNodes), edges: new vis.DataSet(rawEdges) }, {{ options|safe }}
   );
-  // Labels: drawn only when zoomed in far enough to read them without overlap (and always for the
-  // seed and the highlighted path); hovering a node shows its content in a tooltip.
+  // Labels: drawn only when zoomed in far enough to read them without overlap, and always for the
+  // seed, the highlighted path and the best-connected memories; hovering a node shows its content.
   var LABEL_ZOOM = 1.25;
   var labelled = rawNodes.filter(function (n) { return n.alwaysLabel; }).map(function (n) { return n.id; });
   function showLabels(scale) {
@@ -117,6 +119,8 @@ _TEMPLATE = """<!DOCTYPE html>
   showLabels(1);
   network.once("stabilizationIterationsDone", function () {
     network.setOptions({ physics: false });
+    network.fit({ animation: false });  // the whole graph (the seed included) inside the canvas, at any width
+    showLabels(network.getScale());
     container.setAttribute("data-ready", "true");
   });
   if (rawNodes.length <= 1) { container.setAttribute("data-ready", "true"); }
@@ -192,6 +196,17 @@ def path_edges(path: Sequence[str]) -> set[frozenset[str]]:
     return {frozenset(pair) for pair in zip(path, path[1:], strict=False)}
 
 
+def best_connected(nb: Neighbourhood, n: int = HUBS_LABELLED) -> set[str]:
+    """The `n` memories with the most edges in the drawing (ties: nearer the seed, then id)."""
+    degree = dict.fromkeys(nb.nodes, 0)
+    for e in nb.edges:
+        for end in (e.source, e.target):
+            if end in degree:
+                degree[end] += 1
+    ranked = sorted(degree, key=lambda i: (-degree[i], nb.nodes[i].depth, i))
+    return {i for i in ranked[:n] if degree[i] > 0}
+
+
 def drawn_direction(edge: Edge) -> tuple[str, str]:
     """Arrows run from cause to effect: a stored `A caused_by B` is drawn B -> A; other edges as stored."""
     if edge.type == EdgeType.CAUSED_BY:
@@ -208,6 +223,7 @@ def graph_html(nb: Neighbourhood, highlight: Sequence[str] = (), height_px: int 
                   bgcolor="rgba(0,0,0,0)", font_color=DARK_FONT if dark else LIGHT_FONT)
     on_path = set(highlight)
     pairs = path_edges(highlight)
+    hubs = best_connected(nb)
     for memory_id, node in sorted(nb.nodes.items(), key=lambda item: (item[1].depth, item[0])):
         m = node.memory
         is_seed = memory_id == nb.seed
@@ -224,13 +240,13 @@ def graph_html(nb: Neighbourhood, highlight: Sequence[str] = (), height_px: int 
         colour = SEED_COLOUR if is_seed else NODE_COLOUR
         net.add_node(
             memory_id,
-            label=escape_text(snippet(m.content, 36)),
+            label=escape_text(snippet(m.content, LABEL_CHARS)),
             title=escape_text(title),
             color={"background": colour, "border": PATH_COLOUR if memory_id in on_path else "#2B7CE9"},
             borderWidth=4 if memory_id in on_path else 1,
             size=14 + 16 * m.importance + (6 if is_seed else 0),
             shape="star" if is_seed else "dot",
-            alwaysLabel=is_seed or memory_id in on_path,
+            alwaysLabel=is_seed or memory_id in on_path or memory_id in hubs,
             font={"color": DARK_FONT if dark else LIGHT_FONT, "size": 13},
         )
     for e in nb.edges:

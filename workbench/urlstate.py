@@ -17,6 +17,8 @@ import streamlit as st
 
 KEEP_PREFIX = "_keep_"
 ACTIVE_PAGE = "_urlstate_page"
+PAGE_PATH = "_urlstate_path"  # the url path of the page this run draws (set by the app)
+QUERY_PREFIX = "_urlstate_query_"
 
 
 def _text(raw: list[str]) -> str | None:
@@ -123,23 +125,33 @@ def restore(page: str, fields: Iterable[Field]) -> None:
 
 def publish(fields: Iterable[Field], defaults: dict[str, Any] | None = None) -> None:
     """Save each input's value for the next visit and mirror the non-default ones in the URL (which then
-    holds this page's inputs only)."""
+    holds this page's inputs only).
+
+    The URL is written at most once per run, and only when it changes: every write is a browser history
+    entry, and one user action must add at most one.
+    """
     defaults = defaults or {}
-    fields = list(fields)
-    ours = {f.param for f in fields}
-    for name in [n for n in st.query_params if n not in ours]:
-        del st.query_params[name]
+    wanted: dict[str, list[str]] = {}
     for f in fields:
         if f.key not in st.session_state:
             continue
         value = st.session_state[f.key]
         st.session_state[KEEP_PREFIX + f.key] = value
         encoded = [] if f.key in defaults and value == defaults[f.key] else _encode(value)
-        if encoded != st.query_params.get_all(f.param):
-            if encoded:
-                st.query_params[f.param] = encoded if len(encoded) > 1 else encoded[0]
-            elif f.param in st.query_params:
-                del st.query_params[f.param]
+        if encoded:
+            wanted[f.param] = encoded
+    current = {name: st.query_params.get_all(name) for name in st.query_params}
+    if wanted != current:
+        st.query_params.from_dict({k: v if len(v) > 1 else v[0] for k, v in wanted.items()})
+    if path := st.session_state.get(PAGE_PATH):
+        st.session_state[QUERY_PREFIX + path] = wanted
+
+
+def link_query(url_path: str) -> dict[str, list[str]]:
+    """The query a page last published: navigation links carry it, so a page switch is one history entry
+    (the address is complete at once) and the page opens on the inputs it had."""
+    saved = st.session_state.get(QUERY_PREFIX + url_path)
+    return dict(saved) if isinstance(saved, dict) else {}
 
 
 def forget(fields: Iterable[Field]) -> None:

@@ -9,16 +9,19 @@ from __future__ import annotations
 import dataclasses
 import functools
 import html
+import json
 import math
 import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from enum import Enum
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine import Edge, Memory, MemoryEngine, RecallResult, ScoringWeights
+from engine import Edge, EdgeType, Memory, MemoryEngine, RecallResult, ScoringWeights
 from engine.models import MemoryKind, iso
 from engine.recall.scoring import contributions
 
@@ -101,26 +104,83 @@ def strategies_of(result: RecallResult) -> str:
     return ", ".join(d.strategy.value for d in result.strategy_details)
 
 
-def results_frame(results: Sequence[RecallResult], moves: Mapping[str, int]) -> pd.DataFrame:
-    """The ranked table of the recall lab: rank, move from the default ranking, score, signals, memory."""
+def when(moment: datetime) -> str:
+    """A stored time as people read it: minutes, UTC named once (not a raw `+00:00` offset)."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where a memory came from: a readable line and the page that opens it (a relative link)."""
+
+    label: str
+    link: str
+
+
+def source_of(memory: Memory, document: Memory | None = None) -> Source:
+    """A memory's source: the document it was split from (title), the conversation and speaker of a message,
+    the file it was indexed from; `document` is the memory its `proposition_of` edge points to, if any."""
+    ctx = memory.context or {}
+    title = str(ctx.get("title") or ctx.get("source") or "").strip()
+    parts = []
+    if document is not None:
+        doc_title = str((document.context or {}).get("title") or "").strip()
+        parts.append(f"document “{doc_title or snippet(document.content, 50)}”")
+    elif ctx.get("format") == "conversation" or ctx.get("conversation"):
+        parts.append(f"conversation “{title or ctx.get('conversation')}”"
+                     + (f", session {ctx['session']}" if ctx.get("session") not in (None, "") else ""))
+    elif memory.kind == MemoryKind.DOCUMENT:
+        parts.append(f"document “{title or snippet(memory.content, 50)}”")
+    elif title:
+        parts.append(f"“{title}”")
+    if ctx.get("speaker"):
+        parts.append(f"said by {ctx['speaker']}")
+    target = document.id if document is not None else memory.id
+    return Source(", ".join(parts) or f"added directly ({memory.kind.value})", f"memories?memory={target}")
+
+
+def sources(engine: MemoryEngine, memories: Sequence[Memory]) -> dict[str, Source]:
+    """`source_of` for each memory, reading the documents propositions were split from through the facade."""
+    parents: dict[str, str] = {}
+    for m in memories:
+        if m.kind == MemoryKind.PROPOSITION:
+            edge = next((e for e in engine.edges_of(m.id)
+                         if e.type == EdgeType.PROPOSITION_OF and e.source == m.id), None)
+            if edge is not None:
+                parents[m.id] = edge.target
+    documents = engine.get_many(list(set(parents.values()))) if parents else {}
+    return {m.id: source_of(m, documents.get(parents.get(m.id, ""))) for m in memories}
+
+
+RESULT_COLUMNS = ["rank", "score", "move", "content", "source", "found by", "open", *SIGNALS, "created", "entity",
+                  "kind", "id"]
+
+
+def results_frame(results: Sequence[RecallResult], moves: Mapping[str, int],
+                  found: Mapping[str, Source] | None = None) -> pd.DataFrame:
+    """The ranked table of the recall lab: rank and score first (they are what ranks), the memory, where it
+    came from and which strategies found it, then the signals."""
+    found = found or {}
     rows = []
     for rank, r in enumerate(results, start=1):
+        source = found.get(r.memory.id)
         rows.append(
             {
                 "rank": rank,
-                "move": arrow(moves.get(r.memory.id, 0)),
                 "score": round(r.score, 4),
+                "move": arrow(moves.get(r.memory.id, 0)),
+                "content": snippet(r.memory.content, 400),
+                "source": source.label if source else "",
+                "found by": strategies_of(r),
+                "open": source.link if source else "",
                 **{name: round(value, 4) for name, value in r.signals.to_dict().items()},
-                "strategies": strategies_of(r),
                 "created": r.memory.created_at.strftime("%Y-%m-%d %H:%M"),
                 "entity": r.memory.entity_id or "",
                 "kind": r.memory.kind.value,
-                "content": snippet(r.memory.content, 400),
                 "id": r.memory.id,
             }
         )
-    columns = ["rank", "move", "score", *SIGNALS, "strategies", "created", "entity", "kind", "content", "id"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
 
 
 def contributions_frame(results: Sequence[RecallResult], weights: ScoringWeights) -> pd.DataFrame:
@@ -209,12 +269,50 @@ def details_in_rank_order(table: pd.DataFrame, ranked_ids: Sequence[str]) -> pd.
     return ranked[["#", *[c for c in table.columns if c != "id"], "id"]]
 
 
+# --- the first screen -------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class StoreOverview:
+    """The store's shape for a first screen: counts, the newest memories, cues taken from its data."""
+
+    counts: dict[str, int]
+    recent: pd.DataFrame
+    cues: list[str]
+
+
+RECENT_SHOWN = 6
+EXAMPLE_CUES = 4
+
+
+def example_cues(memories: Sequence[Memory], n: int = EXAMPLE_CUES) -> list[str]:
+    """Cues a newcomer can try, taken from the data (newest first): titles of indexed documents and
+    conversations, then a question about each entity with memories."""
+    titles = [str((m.context or {}).get("title") or "").strip() for m in memories]
+    entities = [f"What happened with {m.entity_id}?" for m in memories if m.entity_id]
+    cues = list(dict.fromkeys(t for t in titles if t))[: max(1, n // 2)]
+    cues += [e for e in dict.fromkeys(entities) if e not in cues]
+    return cues[:n]
+
+
+def store_overview(engine: MemoryEngine) -> StoreOverview:
+    """Counts from the record store (no vector index opened), memories by kind, the newest memories."""
+    stats = engine.stats(vector_index=False)
+    counts = {"memories": int(stats["memories"] or 0), "edges": int(stats["edges"] or 0),
+              "entities": int(stats["entities"] or 0)}
+    for kind in MemoryKind:
+        total = engine.list_page(kind=kind.value, limit=1).total
+        if total:
+            counts[f"{kind.value}s"] = total
+    recent = engine.list_memories(limit=200, include_revisions=False)
+    table = memories_frame(recent[:RECENT_SHOWN])[["created", "entity", "kind", "content"]]
+    return StoreOverview(counts, table, example_cues(recent))
+
+
 # --- memories, timeline ------------------------------------------------------------------------------
 def memories_frame(memories: Iterable[Memory]) -> pd.DataFrame:
     """A table of memories: when, entity, kind, importance, content, id."""
     rows = [
         {
-            "created_at": m.created_at,
+            "created": when(m.created_at),
             "entity": m.entity_id or "",
             "kind": m.kind.value,
             "importance": m.importance,
@@ -224,15 +322,37 @@ def memories_frame(memories: Iterable[Memory]) -> pd.DataFrame:
         }
         for m in memories
     ]
-    columns = ["created_at", "entity", "kind", "importance", "accessed", "content", "id"]
+    columns = ["created", "entity", "kind", "importance", "accessed", "content", "id"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def field_text(value: Any) -> str:
+    """A memory field as text: times in UTC minutes, the context as JSON (never a Python repr)."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return when(value)
+    if isinstance(value, Enum):
+        return str(value.value)
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, default=str) if value else ""
+    return str(value)
 
 
 def memory_fields_frame(memory: Memory) -> pd.DataFrame:
     """A memory's fields (all but its content) as a two-column table."""
-    data = memory.to_dict()
-    data.pop("content")
-    return pd.DataFrame({"field": list(data), "value": [str(v) if v is not None else "" for v in data.values()]})
+    data = {f.name: getattr(memory, f.name) for f in dataclasses.fields(memory) if f.name != "content"}
+    return pd.DataFrame({"field": list(data), "value": [field_text(v) for v in data.values()]})
+
+
+def revisions_frame(current: Memory, earlier: Sequence[Memory]) -> pd.DataFrame:
+    """A memory's history, newest first: the current state, then each kept revision (content, importance,
+    entity), with the time each state was written."""
+    rows = [{"state": "current", "written": when(current.updated_at), "content": current.content,
+             "importance": current.importance, "entity": current.entity_id or ""}]
+    rows += [{"state": f"revision {len(earlier) - i}", "written": when(m.updated_at), "content": m.content,
+              "importance": m.importance, "entity": m.entity_id or ""} for i, m in enumerate(earlier)]
+    return pd.DataFrame(rows, columns=["state", "written", "content", "importance", "entity"])
 
 
 EDGE_COLUMNS = ["other", "direction", "type", "confidence", "other_id"]

@@ -1,7 +1,7 @@
 """Analogical structure: episode graphs (`graph`), their extraction from text (`roles`, `text`), the cheap
 feature vector of the candidate stage (`features`) and SME-style structure mapping (`mapping`)."""
 
-from engine.analogy.graph import Episode
+from engine.analogy.episode_graph import Episode
 from engine.analogy.mapping import Mapping, map_episodes
 from engine.analogy.text import EXTRACTOR_META_KEY, EpisodeExtractor, StructureExtractor
 

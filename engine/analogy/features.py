@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from engine.analogy.graph import Episode, Event
+from engine.analogy.episode_graph import Episode, Event
 
 FEATURE_WEIGHTS = {"chain": 3.0, "vchain": 2.0, "rel": 1.5, "act": 1.5, "val": 1.5, "role": 0.5}
 _SIGN = {1: "+", -1: "-", 0: "0"}

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from engine.analogy import lexicon
-from engine.analogy.graph import Episode, Event, Participant
+from engine.analogy.episode_graph import Episode, Event, Participant
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token

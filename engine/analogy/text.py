@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from engine import config
+from engine.analogy.episode_graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.features import features_of
-from engine.analogy.graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.mapping import self_score
 from engine.analogy.roles import episode_of
 

@@ -40,7 +40,7 @@ WEIGHTS_SHAPE: Mapping[str, Any] = {
     "anyOf": [
         {"type": "object", "description": "The four weights of the composite score; any left out keep their "
          "default.", "properties": {name: {"type": "number", "example": value}
-                                    for name, value in config.DEFAULT_WEIGHTS.items()}},
+                                    for name, value in config.DEFAULT_SCORING_WEIGHTS.items()}},
         {"type": "string", "description": "R:T:I:F"},
         {"type": "null"},
     ]

@@ -8,7 +8,7 @@ holds the same values, read from the record store in one pass like every index, 
 this engine that can change these values and with every commit of any other connection, another engine
 instance or process included). Access counting, which a recall itself writes, does not move the version.
 
-This engine's own writes are followed rather than rebuilt after (`Indexes` calls `follow` right after each
+This engine's own writes are followed rather than rebuilt after (`DerivedIndexes` calls `follow` right after each
 commit): new memories are appended, a changed one (a revision) is appended again under its id and its old
 row retired, forgotten ones retired, new `followed_by` links added. A write is followed only when it is
 provably the one commit since the table's version (`Storage.last_commit`); anything else (another
@@ -141,7 +141,7 @@ class CandidateTable:
         ordered = sorted(best.tolist(), key=lambda n: (float(distances[n]), self._ids[n]))
         return [Neighbour(self._ids[n], float(distances[n])) for n in ordered]
 
-    # --- following this engine's writes (`Indexes`, under its lock) ----------------------------------------
+    # --- following this engine's writes (`DerivedIndexes`, under its lock) ----------------------------------------
     def follow(
         self,
         version: tuple[int, int],

@@ -9,6 +9,6 @@ methods; it never imports the facade. This `__init__` stays import-light: spaCy 
 something is actually analysed.
 """
 
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IngestSummary
 
-__all__ = ["IndexSummary"]
+__all__ = ["IngestSummary"]

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 
-class Extractor(Protocol):
+class DocumentExtractor(Protocol):
     """Turns documents into drafts: the offline spaCy extractor, or an LLM behind the same interface."""
 
     name: str

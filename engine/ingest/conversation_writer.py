@@ -25,7 +25,7 @@ from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest.conversations import Conversation
 from engine.ingest.entities import EntityResolver, save_resolution
-from engine.ingest.summary import IndexSummary, Skipped
+from engine.ingest.summary import IngestSummary, Skipped
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import MESSAGE, Ledger, LedgerRow
@@ -60,7 +60,7 @@ def plan_conversation(ledger: Ledger, conversation: Conversation) -> Conversatio
 
 
 def write_conversations(
-    writer: Writer, conversations: Sequence[Conversation], summary: IndexSummary, phases: dict[str, float]
+    writer: Writer, conversations: Sequence[Conversation], summary: IngestSummary, phases: dict[str, float]
 ) -> None:
     """Write each new or changed conversation (see the module docstring); counts go into `summary`."""
     ledger = Ledger(writer.store)

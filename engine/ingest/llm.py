@@ -24,7 +24,7 @@ from typing import Any
 
 from engine import config
 from engine.errors import ExtractorError
-from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.analysis import DocumentExtractor, OfflineExtractor
 from engine.ingest.budget import TimeBudget
 from engine.ingest.causal import is_definite
 from engine.ingest.dates import parse_datetime
@@ -63,7 +63,7 @@ class LLMExtractor:
         model: str,
         api_key: str | None = None,
         timeout: float = config.LLM_TIMEOUT_SECONDS,
-        fallback: Extractor | None = None,
+        fallback: DocumentExtractor | None = None,
     ) -> None:
         if not base_url or not model:
             raise ExtractorError(
@@ -73,7 +73,7 @@ class LLMExtractor:
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
-        self.fallback: Extractor = fallback or OfflineExtractor()
+        self.fallback: DocumentExtractor = fallback or OfflineExtractor()
         self.fallbacks = 0
 
     @classmethod

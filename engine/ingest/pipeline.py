@@ -1,4 +1,4 @@
-"""`index_paths`: documents in, memories and edges out, idempotently.
+"""`ingest_paths`: documents in, memories and edges out, idempotently.
 
 Steps: discover and read files (bad ones become `Skipped` lines) -> skip documents whose content hash is
 unchanged -> write new or changed conversations (JSON chats: one memory per message, no sentence
@@ -37,7 +37,7 @@ from engine.analogy.text import EXTRACTOR_META_KEY, merged_structure
 from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest import budget, salience
-from engine.ingest.analysis import Extractor, OfflineExtractor
+from engine.ingest.analysis import DocumentExtractor, OfflineExtractor
 from engine.ingest.budget import TimeBudget
 from engine.ingest.conversation_writer import ORIGIN as CONVERSATION_ORIGIN
 from engine.ingest.conversation_writer import write_conversations
@@ -47,7 +47,7 @@ from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.drafts import Draft
 from engine.ingest.entities import EntityResolver, save_resolution
 from engine.ingest.linking import count_edges, derive_edges, relink
-from engine.ingest.summary import IndexSummary, Skipped
+from engine.ingest.summary import IngestSummary, Skipped
 from engine.models import Memory, MemoryKind, iso
 from engine.store.entities import EntityRegistry
 from engine.store.interface import Storage
@@ -90,7 +90,7 @@ class DocumentPlan:
     drop: list[str] = field(default_factory=list)  # memory ids to forget (changed or removed, old document)
 
 
-def make_extractor(choice: Extractor | str | None = None) -> Extractor:
+def make_extractor(choice: DocumentExtractor | str | None = None) -> DocumentExtractor:
     """`offline` (spaCy, the default), `llm` (OpenAI-compatible endpoint from the environment), or an instance."""
     if choice is not None and not isinstance(choice, str):
         return choice
@@ -110,21 +110,21 @@ def document_stamp(doc: SourceDocument, extractor: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def index_paths(
+def ingest_paths(
     writer: Writer,
     paths: Sequence[str | Path],
     *,
     progress: PhaseProgress | None = None,
-    extractor: Extractor | str | None = None,
+    extractor: DocumentExtractor | str | None = None,
     file_seconds: float | None = None,
-) -> IndexSummary:
+) -> IngestSummary:
     """Index files and folders through `writer` (the engine's write path); see the module docstring.
     `file_seconds`: the per-file analysis time budget (None: `HEBBS_INDEX_FILE_SECONDS` or the default;
     0: no limit)."""
     started = time.perf_counter()
     chosen = make_extractor(extractor)
     seconds = budget.file_seconds(file_seconds)
-    run = _Run(writer, chosen, progress or (lambda phase, done, total: None), IndexSummary(extractor=chosen.name),
+    run = _Run(writer, chosen, progress or (lambda phase, done, total: None), IngestSummary(extractor=chosen.name),
                seconds)
     Ledger(writer.store).ensure_tables()
     EntityRegistry(writer.store).ensure_tables()
@@ -182,12 +182,12 @@ class _Written:
 
 @dataclass
 class _Run:
-    """The state of one `index_paths` call, step by step."""
+    """The state of one `ingest_paths` call, step by step."""
 
     writer: Writer
-    extractor: Extractor
+    extractor: DocumentExtractor
     tick: PhaseProgress
-    summary: IndexSummary
+    summary: IngestSummary
     file_seconds: float | None = None
     phases: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     resolver: EntityResolver = field(default_factory=EntityResolver)
@@ -386,7 +386,7 @@ class _Run:
             if plan.entity_id != item.plan.entity_id or plan.drop or len(plan.keep) != len(plan.propositions):
                 changed.append(plan)
         if changed:
-            scratch = IndexSummary()  # the first write counted these documents' propositions already
+            scratch = IngestSummary()  # the first write counted these documents' propositions already
             for start in range(0, len(changed), config.INGEST_DOCUMENT_BATCH):
                 _write(self.writer, changed[start : start + config.INGEST_DOCUMENT_BATCH], self.vectors, scratch,
                        defaultdict(float), self.resolver)
@@ -410,7 +410,7 @@ class _Run:
             store.set_meta(EXTRACTOR_META_KEY, "episode")
 
 
-def _analyse(extractor: Extractor, docs: list[SourceDocument], known: dict[str, str],
+def _analyse(extractor: DocumentExtractor, docs: list[SourceDocument], known: dict[str, str],
              limit: TimeBudget) -> list[list[Draft]]:
     """The extractor's drafts, with the time budget when it takes one (an extractor written before budgets
     existed is called as it was, unlimited)."""
@@ -548,7 +548,7 @@ def _plan(
 
 
 def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.ndarray],
-           summary: IndexSummary, phases: dict[str, float], resolver: EntityResolver) -> None:
+           summary: IngestSummary, phases: dict[str, float], resolver: EntityResolver) -> None:
     """Forget what changed, then embed and commit the batch's new memories with their ledger rows and the
     entity registry as resolved so far, in one transaction: a document is stored whole or not at all."""
     mark = time.perf_counter()

@@ -18,7 +18,7 @@ class Skipped:
 
 
 @dataclass
-class IndexSummary:
+class IngestSummary:
     """Counts of one run. `documents_*`, `propositions_*` and `messages_*` split the work into new, changed,
     kept, removed. Conversations (JSON chats) count as documents; their messages are not propositions."""
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 from engine.api.requests import NeighbourhoodRequest
 from engine.api.responses import NeighbourhoodResponse, NeighbourNode
 from engine.errors import MemoryNotFoundError
-from engine.index.graph import Reached
-from engine.indexes import Indexes
+from engine.index.derived import DerivedIndexes
+from engine.index.edge_graph import Reached
 from engine.store.interface import Storage
 
 
-def neighbourhood(store: Storage, indexes: Indexes, request: NeighbourhoodRequest) -> NeighbourhoodResponse:
+def neighbourhood(store: Storage, indexes: DerivedIndexes, request: NeighbourhoodRequest) -> NeighbourhoodResponse:
     """Breadth-first from the seed (revisions are walked through but not returned), whole levels until
     `max_nodes`; `truncated` when that cut the walk."""
     if not store.existing([request.memory_id]):

@@ -21,7 +21,7 @@ from engine.analogy.text import StructureExtractor
 from engine.api.requests import PrimeRequest, RecallRequest
 from engine.clock import Clock
 from engine.errors import MemoryNotFoundError
-from engine.indexes import Indexes
+from engine.index.derived import DerivedIndexes
 from engine.models import RecallResult, Strategy
 from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
@@ -49,7 +49,7 @@ class Recaller:
     def __init__(
         self,
         store: Storage,
-        indexes: Indexes,
+        indexes: DerivedIndexes,
         structures: StructureFollower,
         entities: EntityRegistry,
         embed: Callable[[list[str]], np.ndarray],
@@ -163,7 +163,7 @@ class Recaller:
             vectors=lambda: indexes.vectors,
             timeline=lambda: indexes.timeline,
             graph=lambda: indexes.graph,
-            structures=lambda: indexes.structures,
+            feature_index=lambda: indexes.feature_index,
             excluded=frozenset(indexes.revision_ids()),
             now=self._clock.now(),
             candidates=indexes.candidates,

@@ -24,10 +24,10 @@ WEIGHT_NAMES = ("w_relevance", "w_recency", "w_importance", "w_reinforcement")
 
 @dataclass(frozen=True, slots=True)
 class ScoringWeights:
-    w_relevance: float = config.DEFAULT_WEIGHTS["w_relevance"]
-    w_recency: float = config.DEFAULT_WEIGHTS["w_recency"]
-    w_importance: float = config.DEFAULT_WEIGHTS["w_importance"]
-    w_reinforcement: float = config.DEFAULT_WEIGHTS["w_reinforcement"]
+    w_relevance: float = config.DEFAULT_SCORING_WEIGHTS["w_relevance"]
+    w_recency: float = config.DEFAULT_SCORING_WEIGHTS["w_recency"]
+    w_importance: float = config.DEFAULT_SCORING_WEIGHTS["w_importance"]
+    w_reinforcement: float = config.DEFAULT_SCORING_WEIGHTS["w_reinforcement"]
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -77,7 +77,7 @@ class ScoringWeights:
 DEFAULT_WEIGHTS = ScoringWeights()
 
 # Named presets (module constants, never mutated).
-PRESETS: dict[str, ScoringWeights] = {
+WEIGHT_PRESETS: dict[str, ScoringWeights] = {
     "default": DEFAULT_WEIGHTS,
     "pure relevance": ScoringWeights(1.0, 0.0, 0.0, 0.0),
     "recency-biased": ScoringWeights(0.3, 0.5, 0.1, 0.1),

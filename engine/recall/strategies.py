@@ -20,8 +20,8 @@ from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
 from engine.errors import MemoryNotFoundError
 from engine.index.candidates import CandidateTable
-from engine.index.features import StructureIndex
-from engine.index.graph import GraphIndex, Reached
+from engine.index.edge_graph import GraphIndex, Reached
+from engine.index.feature_index import FeatureIndex
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
@@ -51,7 +51,7 @@ class RecallInputs:
     vectors: Callable[[], VectorIndex]
     timeline: Callable[[], TimelineIndex]
     graph: Callable[[], GraphIndex]
-    structures: Callable[[], StructureIndex]
+    feature_index: Callable[[], FeatureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
     now: datetime | None = None  # the recall's "now" (recency); the facade's clock
     # The candidate table at the store's current version, or None (a large store: read from the store).
@@ -292,7 +292,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
-    structural = [i for i, _ in inp.structures().best_matches(inp.cue_features, pool)] if alpha < 1 else []
+    structural = [i for i, _ in inp.feature_index().best_matches(inp.cue_features, pool)] if alpha < 1 else []
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
@@ -307,7 +307,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
-        overlap = inp.structures().similarities(inp.cue_features, candidates)
+        overlap = inp.feature_index().similarities(inp.cue_features, candidates)
         surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
         if alpha > 0:
             surface, overlap = pool_scaled(surface), pool_scaled({i: overlap[i] for i in candidates})

@@ -81,7 +81,7 @@ class MemoryStorage(Protocol):
     ) -> None:
         """Insert memories and their edges atomically; `also` writes rows that must commit with them.
         `synced`: their vectors are in the vector index already (upserted before this commit, see
-        `Indexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
+        `DerivedIndexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
         ...
 
     def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:
@@ -119,8 +119,10 @@ class MemoryStorage(Protocol):
         include_revisions: bool = True,
         limit: int = 100,
         offset: int = 0,
+        contains: str | None = None,
     ) -> tuple[list[Memory], int]:
-        """One page of the memories that pass every filter, newest first, and how many pass in all."""
+        """One page of the memories that pass every filter, newest first, and how many pass in all;
+        `contains` keeps those whose content holds the text (case-insensitive for ASCII letters)."""
         ...
 
     def ids_of_kind(self, kind: MemoryKind) -> list[str]: ...

@@ -4,7 +4,7 @@ Every index (Chroma, timeline, graph) is rebuilt or reconciled from here. Embedd
 memory so the vector index can be rebuilt without the model. Writes that must reach Chroma are marked
 (`vector_synced = 0`, `pending_vector_deletes`) in the same transaction as the write itself, so a crash
 between the two stores is repaired on the next open (a remember whose vectors reached Chroma just before
-its transaction stores them marked synced: `Indexes.commit_with_vectors`).
+its transaction stores them marked synced: `DerivedIndexes.commit_with_vectors`).
 
 `RecordStore` is the SQLite reference implementation of `engine.store.interface.Storage`, assembled from
 one class per table and concern (engine/store/sqlite/) over one connection.

@@ -17,7 +17,7 @@ import click
 from engine import config
 from engine.api import IngestRequest
 from engine.errors import IngestError
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IngestSummary
 from interfaces.cli.options import common_options
 from interfaces.cli.output import json_text, plain
 
@@ -92,7 +92,7 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
         yield update
 
 
-def summary_lines(s: IndexSummary) -> list[str]:
+def summary_lines(s: IngestSummary) -> list[str]:
     """The human summary: documents, propositions, entities, edges by type, time taken, skipped files."""
     lines = [
         f"documents     {s.documents} ({s.documents_indexed} new or changed, {s.documents_unchanged} unchanged, "

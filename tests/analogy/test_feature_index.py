@@ -7,7 +7,7 @@ import random
 import pytest
 
 from engine.analogy.features import structural_similarity
-from engine.index.features import StructureIndex
+from engine.index.feature_index import FeatureIndex
 
 FEATURES = [
     "act:omit", "act:fail", "act:prepare", "val:failure", "val:success", "rel:causes", "rel:precedes",
@@ -17,13 +17,13 @@ FEATURES = [
 
 
 @pytest.fixture(scope="module")
-def index_and_sets() -> tuple[StructureIndex, dict[str, list[str]]]:
+def index_and_sets() -> tuple[FeatureIndex, dict[str, list[str]]]:
     rng = random.Random(7)
     sets = {f"m{i:03d}": rng.sample(FEATURES, rng.randint(0, 6)) for i in range(300)}
-    return StructureIndex(sets.items()), sets
+    return FeatureIndex(sets.items()), sets
 
 
-def test_similarities_equal_the_weighted_jaccard(index_and_sets: tuple[StructureIndex, dict[str, list[str]]]) -> None:
+def test_similarities_equal_the_weighted_jaccard(index_and_sets: tuple[FeatureIndex, dict[str, list[str]]]) -> None:
     index, sets = index_and_sets
     rng = random.Random(11)
     for _ in range(20):
@@ -34,7 +34,7 @@ def test_similarities_equal_the_weighted_jaccard(index_and_sets: tuple[Structure
             assert got[memory_id] == pytest.approx(structural_similarity(cue, features))
 
 
-def test_best_matches_rank_by_the_weighted_jaccard(index_and_sets: tuple[StructureIndex, dict[str, list[str]]]) -> None:
+def test_best_matches_rank_by_the_weighted_jaccard(index_and_sets: tuple[FeatureIndex, dict[str, list[str]]]) -> None:
     index, sets = index_and_sets
     cue = ["act:omit", "chain:omit>causes>fail", "val:failure", "rel:causes"]
     found = index.best_matches(cue, 10)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.analogy.graph import Episode, Event, Participant, merge
+from engine.analogy.episode_graph import Episode, Event, Participant, merge
 from engine.analogy.mapping import map_episodes, self_score
 
 

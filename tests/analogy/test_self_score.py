@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.analogy.graph import Episode, merge
+from engine.analogy.episode_graph import Episode, merge
 from engine.analogy.mapping import map_episodes, self_score
 from engine.ingest.analysis import OfflineExtractor
 from engine.ingest.documents import SourceDocument, discover, read_document

@@ -226,7 +226,7 @@ def _case(seed: int) -> tuple[RecallInputs, RecallInputs, dict[Strategy, list[Hi
     plain = rng.normal(size=WIDTH).astype(np.float32) if cue is not None and rng.random() < 0.5 else None
     request = build_request(cue_text, strategies=["similarity", "lexical"])
     common = {"request": request, "cue_embedding": cue, "cue_parse": dict, "vectors": None, "timeline": None,
-              "graph": None, "structures": None, "excluded": excluded, "unnamed_embedding": plain}
+              "graph": None, "feature_index": None, "excluded": excluded, "unnamed_embedding": plain}
     with_table = RecallInputs(store=None, candidates=lambda: table, **common)  # type: ignore[arg-type]
     from_store = RecallInputs(store=_Store(rows, edges), **common)  # type: ignore[arg-type]
     return with_table, from_store, hit_lists

@@ -24,8 +24,8 @@ from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
 from engine.embedding import Embedder
 from engine.index.candidates import CandidateTable
+from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
-from engine.indexes import Indexes
 from engine.models import RecallResult, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
 from engine.recall.lexical_query import terms
@@ -107,8 +107,8 @@ def _all_recalls(engine: MemoryEngine) -> dict[tuple[str, int], Flat]:
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     """Recall without the candidate table (Chroma for every search), BM25 in SQL instead of from posting lists
     in memory, and `fusion_rows` from whole memories."""
-    monkeypatch.setattr(Indexes, "candidates", lambda self: None)
-    monkeypatch.setattr(Indexes, "lexical_postings", lambda self: None)
+    monkeypatch.setattr(DerivedIndexes, "candidates", lambda self: None)
+    monkeypatch.setattr(DerivedIndexes, "lexical_postings", lambda self: None)
     monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
     monkeypatch.setattr(ranking, "contender_positions", lambda relevance, inputs, *args: list(range(len(inputs.ids))))
 
@@ -337,7 +337,8 @@ def test_ranking_scores_in_numpy_only_to_choose_whom_to_score_exactly(seed: int)
     inputs = ScoreInputs(ids[kept], importance[kept].astype(np.float64), created[kept].astype(np.int64),
                          access[kept].astype(np.int64))
     column = np.array([best[i] for i in inputs.ids])
-    for weights in (scoring.DEFAULT_WEIGHTS, *scoring.PRESETS.values(), scoring.ScoringWeights(0.0, 0.0, 1.0, 0.0)):
+    presets = scoring.WEIGHT_PRESETS.values()
+    for weights in (scoring.DEFAULT_WEIGHTS, *presets, scoring.ScoringWeights(0.0, 0.0, 1.0, 0.0)):
         for top_k in (1, 5, 10, 50):
             chosen = ranking.contender_positions(column, inputs, now, weights, top_k)
             everyone = list(range(len(inputs.ids)))

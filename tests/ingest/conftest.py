@@ -12,7 +12,7 @@ import pytest
 from engine import MemoryEngine
 from engine.clock import ManualClock
 from engine.embedding import SentenceTransformerEmbedder
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IngestSummary
 
 AFTER_THE_CORPUS = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -45,7 +45,7 @@ def write(tmp_path: Path) -> Callable[[str, str | bytes], Path]:
 
 
 @pytest.fixture
-def indexer(engine: MemoryEngine, nlp: object) -> Callable[..., IndexSummary]:
+def indexer(engine: MemoryEngine, nlp: object) -> Callable[..., IngestSummary]:
     """`engine.index` with spaCy already loaded (so tests do not pay for it one by one)."""
     return engine.index
 
@@ -53,7 +53,7 @@ def indexer(engine: MemoryEngine, nlp: object) -> Callable[..., IndexSummary]:
 @pytest.fixture(scope="session")
 def sample_engine(
     tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder, nlp: object
-) -> Iterator[tuple[MemoryEngine, IndexSummary]]:
+) -> Iterator[tuple[MemoryEngine, IngestSummary]]:
     """The sample corpus, indexed once for the whole session."""
     data = tmp_path_factory.mktemp("sample-index")
     # Read the corpus as a user would: after its events (January to July 2026).

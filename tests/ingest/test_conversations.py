@@ -13,7 +13,7 @@ import pytest
 
 from engine import EdgeType, Memory, MemoryEngine, MemoryKind
 from engine.ingest.conversations import NotAConversation, parse_when, read_conversation
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IngestSummary
 
 Write = Callable[[str, str | bytes], Path]
 
@@ -55,7 +55,7 @@ LOCOMO_SHAPED = {
 
 
 @pytest.fixture
-def indexer(engine: MemoryEngine, nlp: object) -> Callable[..., IndexSummary]:
+def indexer(engine: MemoryEngine, nlp: object) -> Callable[..., IngestSummary]:
     return engine.ingest
 
 
@@ -68,7 +68,7 @@ def followed_by(engine: MemoryEngine, memories: list[Memory]) -> set[tuple[str, 
             if e.type == EdgeType.FOLLOWED_BY}
 
 
-def index_three_shapes(write: Write, indexer: Callable[..., IndexSummary]) -> tuple[Path, IndexSummary]:
+def index_three_shapes(write: Write, indexer: Callable[..., IngestSummary]) -> tuple[Path, IngestSummary]:
     write("chats/2026-04-28-kiln.json", json.dumps(FLAT))
     write("chats/garden.json", json.dumps(SESSIONS))
     path = write("chats/conv-x.json", json.dumps(LOCOMO_SHAPED))
@@ -76,7 +76,7 @@ def index_three_shapes(write: Write, indexer: Callable[..., IndexSummary]) -> tu
 
 
 def test_three_shapes_become_one_memory_per_message(
-    engine: MemoryEngine, write: Write, indexer: Callable[..., IndexSummary]
+    engine: MemoryEngine, write: Write, indexer: Callable[..., IngestSummary]
 ) -> None:
     _, summary = index_three_shapes(write, indexer)
     assert (summary.documents_indexed, summary.conversations, summary.skipped) == (3, 3, [])
@@ -120,7 +120,7 @@ def test_three_shapes_become_one_memory_per_message(
 
 
 def test_reindexing_is_idempotent_and_a_grown_chat_keeps_its_messages(
-    engine: MemoryEngine, write: Write, indexer: Callable[..., IndexSummary]
+    engine: MemoryEngine, write: Write, indexer: Callable[..., IngestSummary]
 ) -> None:
     folder, _ = index_three_shapes(write, indexer)
     before = {m.id: m.content for m in messages_of(engine)}
@@ -157,7 +157,7 @@ def test_reindexing_is_idempotent_and_a_grown_chat_keeps_its_messages(
 
 
 def test_forgetting_a_message_keeps_edges_and_windows_consistent(
-    engine: MemoryEngine, write: Write, indexer: Callable[..., IndexSummary]
+    engine: MemoryEngine, write: Write, indexer: Callable[..., IngestSummary]
 ) -> None:
     chat = [{"speaker": "Ana" if i % 2 else "Ben", "text": text, "time": f"2026-05-01T10:0{i}:00Z"}
             for i, text in enumerate(["We should test the launch.", "The zeppelin banner is ready.",
@@ -189,7 +189,7 @@ def test_forgetting_a_message_keeps_edges_and_windows_consistent(
     ],
 )
 def test_bad_shapes_are_skipped_with_a_reason(
-    engine: MemoryEngine, write: Write, indexer: Callable[..., IndexSummary], content: str, reason: str
+    engine: MemoryEngine, write: Write, indexer: Callable[..., IngestSummary], content: str, reason: str
 ) -> None:
     path = write("chats/bad.json", content)
     summary = indexer([path])
@@ -198,7 +198,7 @@ def test_bad_shapes_are_skipped_with_a_reason(
 
 
 def test_a_message_that_cannot_be_stored_skips_its_file_and_changes_nothing(
-    engine: MemoryEngine, write: Write, indexer: Callable[..., IndexSummary]
+    engine: MemoryEngine, write: Write, indexer: Callable[..., IngestSummary]
 ) -> None:
     folder, _ = index_three_shapes(write, indexer)
     before = {m.id for m in messages_of(engine)}

@@ -16,7 +16,7 @@ from engine.clock import ManualClock
 from engine.embedding import SentenceTransformerEmbedder
 from engine.errors import AmbiguousEntityError, MemoryNotFoundError, StoreError
 from engine.ingest import pipeline
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IngestSummary
 from tests.conftest import START
 
 Write = Callable[[str, str | bytes], Path]
@@ -82,7 +82,7 @@ def by_content(engine: MemoryEngine, fragment: str) -> str:
 @pytest.fixture(scope="module")
 def indexed(
     tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransformerEmbedder, nlp: object
-) -> tuple[MemoryEngine, IndexSummary]:
+) -> tuple[MemoryEngine, IngestSummary]:
     """The small story above, indexed once for the read-only tests of this module."""
     root = tmp_path_factory.mktemp("story")
 
@@ -97,7 +97,7 @@ def indexed(
     return engine, engine.ingest([folder])
 
 
-def test_documents_and_propositions_with_their_edges(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_documents_and_propositions_with_their_edges(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, summary = indexed
     assert (summary.documents, summary.documents_indexed, summary.skipped) == (5, 5, [])  # README passed over
     docs = engine.list_memories(kind="document", limit=100)
@@ -117,7 +117,7 @@ def test_documents_and_propositions_with_their_edges(indexed: tuple[MemoryEngine
     assert summary.entities >= 5
 
 
-def test_each_proposition_is_dated_by_its_text_else_its_document(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_each_proposition_is_dated_by_its_text_else_its_document(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
 
     def when(fragment: str) -> datetime:
@@ -130,7 +130,7 @@ def test_each_proposition_is_dated_by_its_text_else_its_document(indexed: tuple[
     assert when("will review the vendor again in May") == datetime(2026, 4, 3, tzinfo=UTC)  # a plan
 
 
-def test_entities_are_normalised_and_frontmatter_overrides(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_entities_are_normalised_and_frontmatter_overrides(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     # frontmatter `entity_id: meridian` names Meridian Analytics: every proposition of that document is its
     assert engine.get(by_content(engine, "Dana Whitfield signed the DPA")).entity_id == "meridian analytics"
@@ -143,7 +143,7 @@ def test_entities_are_normalised_and_frontmatter_overrides(indexed: tuple[Memory
     assert engine.resolve_entity("cloud") == "cloudvault"
 
 
-def test_temporal_recall_by_alias_tells_the_story_in_order(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_temporal_recall_by_alias_tells_the_story_in_order(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     results = engine.recall("what happened with Meridian?", strategies=["temporal"], entity_id="meridian",
                             top_k=50)
@@ -154,7 +154,7 @@ def test_temporal_recall_by_alias_tells_the_story_in_order(indexed: tuple[Memory
     assert [r.memory.created_at for r in results] == sorted(r.memory.created_at for r in results)
 
 
-def test_causal_recall_walks_from_the_escalation_to_the_change(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_causal_recall_walks_from_the_escalation_to_the_change(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     seed = by_content(engine, "escalated the CloudVault risk")
     change = by_content(engine, "was not notified")
@@ -164,7 +164,7 @@ def test_causal_recall_walks_from_the_escalation_to_the_change(indexed: tuple[Me
     assert change in reached and reached[change]["depth"] <= 3
 
 
-def test_caused_by_edges_point_from_effect_to_cause(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_caused_by_edges_point_from_effect_to_cause(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     restated = by_content(engine, "The risk was escalated to the board because")
     edges = [e for e in engine.edges_of(restated) if e.type == EdgeType.CAUSED_BY and e.source == restated]
@@ -173,7 +173,7 @@ def test_caused_by_edges_point_from_effect_to_cause(indexed: tuple[MemoryEngine,
     assert edges[0].attrs["cue"] == "because of" and 0.5 < edges[0].confidence <= 0.9
 
 
-def test_followed_by_links_an_entitys_events_in_time_order(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_followed_by_links_an_entitys_events_in_time_order(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     signed = by_content(engine, "signed a Data Processing Agreement")
     nxt = [e for e in engine.edges_of(signed) if e.type == EdgeType.FOLLOWED_BY and e.source == signed]
@@ -182,7 +182,7 @@ def test_followed_by_links_an_entitys_events_in_time_order(indexed: tuple[Memory
     assert later.entity_id == "meridian analytics" and later.created_at >= engine.get(signed).created_at
 
 
-def test_entity_relation_keeps_the_verb(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_entity_relation_keeps_the_verb(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     signed = by_content(engine, "On 2026-01-15, Meridian Analytics signed")
     (edge,) = [e for e in engine.edges_of(signed) if e.type == EdgeType.ENTITY_RELATION and e.source == signed]
@@ -190,7 +190,7 @@ def test_entity_relation_keeps_the_verb(indexed: tuple[MemoryEngine, IndexSummar
     assert engine.get(edge.target).entity_id == "cloudvault"
 
 
-def test_analogical_cues_are_read_with_the_same_extractor(indexed: tuple[MemoryEngine, IndexSummary]) -> None:
+def test_analogical_cues_are_read_with_the_same_extractor(indexed: tuple[MemoryEngine, IngestSummary]) -> None:
     engine, _ = indexed
     assert "chain:omit>causes>fail" in engine.analyze("The launch failed because testing was skipped.")["features"]
     reopened = MemoryEngine(engine.data_dir, embedder=engine.embedder)

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from engine import MemoryEngine
-from engine.ingest.summary import IndexSummary
+from engine.ingest.summary import IngestSummary
 from interfaces.cli import main
 
 pytestmark = pytest.mark.slow
-Indexed = tuple[MemoryEngine, IndexSummary]
+Indexed = tuple[MemoryEngine, IngestSummary]
 MERIDIAN_STORY = (
     "On 2026-01-15, Meridian Analytics signed a Data Processing Agreement with CloudVault.",
     "Meridian Analytics was not notified when CloudVault changed its backup subprocessor to NordHost on 2026-03-02.",

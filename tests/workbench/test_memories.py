@@ -144,3 +144,40 @@ def test_add_a_memory_to_an_empty_store(make_app: MakeApp, empty_store: Path) ->
     at.button(key="mem_add_submit").click().run()
     assert not at.exception and not at.error
     assert len(shown_ids(at)) == 1
+
+
+def test_search_the_content_and_one_match_reads_right(page: tuple[AppTest, dict]) -> None:
+    at, ids = page
+    at.text_input(key="mem_search").set_value("THERMOSTATS").run()  # case is ignored
+    assert set(shown_ids(at)) == {ids["helix_bug"], ids["helix_recall"]}
+    assert at.query_params.get("search") in (["THERMOSTATS"], "THERMOSTATS")
+    at.text_input(key="mem_search").set_value("retry storm").run()
+    assert shown_ids(at) == [ids["ledgerly_storm"]]
+    caption = next(c.value for c in at.caption if "match" in c.value)
+    assert caption.startswith("1 match ") and "matches" not in caption
+
+
+def test_the_history_tab_lists_earlier_states(page: tuple[AppTest, dict], scratch_store: Store) -> None:
+    at, ids = page
+    at.selectbox(key="mem_selected").set_value(ids["acme_won"]).run()
+    assert "Never revised" in " ".join(c.value for c in at.caption)
+    open_engine(scratch_store[0]).revise(ids["acme_won"], content="Acme Corp signed a three-year contract.")
+    at.run()
+    history = table(at, "mem_history")
+    assert list(history["state"]) == ["current", "revision 1"]
+    assert history["content"].iloc[1].startswith("Acme Corp signed a two-year contract")
+
+
+def test_a_link_to_a_memory_opens_it_even_off_the_page(make_app: MakeApp, scratch_store: Store,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    path, ids = scratch_store
+    monkeypatch.setenv("HEBBS_DATA_DIR", str(path))
+    from tests.workbench.conftest import APP, APP_TIMEOUT
+
+    at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT)
+    at.query_params.update({"memory": ids["atlas_plan"], "rows": "10"})  # the plan is not among the newest 10
+    at.switch_page("screens/memories.py").run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="mem_selected").value == ids["atlas_plan"]
+    fields = dict(zip(*table(at, "mem_fields").to_dict("list").values(), strict=True))
+    assert "+00:00" not in fields["created_at"]

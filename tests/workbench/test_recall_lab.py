@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine import PRESETS, MemoryEngine, RecallResult, ScoringWeights
+from engine import WEIGHT_PRESETS, MemoryEngine, RecallResult, ScoringWeights
 from engine.recall.scoring import composite
 from tests.workbench.conftest import MakeApp, Store, open_engine
 from tests.workbench.helpers import plain, recall, table
@@ -65,7 +65,7 @@ def test_a_weight_change_reorders_as_the_formula_predicts(lab: tuple[AppTest, Me
     at, _ = lab
     results: list[RecallResult] = at.session_state["lab_results"]
     before = table_ids(at)
-    assert before == expected_order(results, PRESETS["default"])
+    assert before == expected_order(results, WEIGHT_PRESETS["default"])
 
     set_weights(at, 0.0, 0.0, 1.0, 0.0)  # importance only
     after = table_ids(at)
@@ -87,7 +87,7 @@ def test_moving_a_slider_neither_retrieves_nor_counts_a_recall(
     at, engine = lab
     ids = table_ids(at)
     counts = {i: m.access_count for i, m in engine.get_many(ids).items()}
-    assert set(counts.values()) == {1}  # the recall itself counted once
+    assert set(counts.values()) == {0}  # exploring (the default) counts nothing
 
     calls: list[str] = []
 
@@ -111,14 +111,14 @@ def test_moving_a_slider_neither_retrieves_nor_counts_a_recall(
 def test_presets_set_the_sliders(lab: tuple[AppTest, MemoryEngine]) -> None:
     at, _ = lab
     at.button(key="lab_preset_recency_biased").click().run()
-    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == PRESETS["recency-biased"].as_tuple()
+    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == WEIGHT_PRESETS["recency-biased"].as_tuple()
     assert preset_shown(at) == "recency-biased"
     at.button(key="lab_preset_pure_relevance").click().run()
     assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == (1.0, 0.0, 0.0, 0.0)
     results: list[RecallResult] = at.session_state["lab_results"]
-    assert table_ids(at) == expected_order(results, PRESETS["pure relevance"])
+    assert table_ids(at) == expected_order(results, WEIGHT_PRESETS["pure relevance"])
     at.button(key="lab_preset_default").click().run()
-    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == PRESETS["default"].as_tuple()
+    assert tuple(at.slider(key=k).value for k in WEIGHT_KEYS) == WEIGHT_PRESETS["default"].as_tuple()
 
 
 def test_strategy_details_appear_for_each_strategy(
@@ -151,13 +151,44 @@ def test_strategy_details_appear_for_each_strategy(
     assert set(table(at, "lab_one_details")["strategy"]) == {"similarity", "causal", "temporal", "analogical"}
 
 
-def test_the_temporal_strategy_without_an_entity_is_a_readable_error(
+def test_the_lab_explores_without_counting_unless_asked(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    engine = open_engine(path)
+    at = recall(make_app(path), "why did the launch fail")
+    first = table(at, "lab_table")[["id", "score"]].values.tolist()
+    assert any("Explored, not counted" in c.value for c in at.caption)
+    at = at.button(key="lab_run").click().run()
+    assert table(at, "lab_table")[["id", "score"]].values.tolist() == first  # same cue, same scores and order
+    assert {m.access_count for m in engine.get_many([i for i, _ in first]).values()} == {0}
+    at.toggle(key="lab_count").set_value(True)
+    at = at.button(key="lab_run").click().run()
+    assert any("Counted as a real recall" in c.value for c in at.caption)
+    assert {m.access_count for m in engine.get_many([i for i, _ in first]).values()} == {1}
+
+
+def test_temporal_follows_the_entity_the_cue_names(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
+    at = recall(make_app(path), "what happened in the atlas launch", ["temporal"])
+    assert not at.exception and not at.error
+    assert set(table(at, "lab_table")["entity"]) == {"atlas-launch"}
+    assert any("named in the cue" in plain(c.value) for c in at.sidebar.caption)
+
+
+def test_all_four_strategies_without_an_entity_leave_temporal_out_and_say_so(
     make_app: MakeApp, scratch_store: Store
 ) -> None:
     path, _ = scratch_store
+    at = recall(make_app(path), "a deal that was lost", ["similarity", "temporal", "causal", "analogical"])
+    assert not at.exception and not at.error
+    assert any("leaves it out" in plain(c.value) for c in at.sidebar.caption)
+    assert len(table(at, "lab_table")) > 0
+
+
+def test_temporal_alone_without_any_entity_says_what_to_do(make_app: MakeApp, scratch_store: Store) -> None:
+    path, _ = scratch_store
     at = recall(make_app(path), "anything", ["temporal"])
-    assert not at.exception
-    assert "temporal strategy needs an entity_id" in plain(at.error[0].value)
+    assert not at.exception and not at.error
+    assert any("pick the entity" in plain(i.value) for i in at.info)
 
 
 def test_weights_survive_a_page_switch(lab: tuple[AppTest, MemoryEngine]) -> None:
@@ -199,6 +230,10 @@ def test_a_link_restores_the_view(make_app: MakeApp, scratch_store: Store, monke
     assert at.multiselect(key="lab_strategies").value == ["similarity"]  # an unknown value is ignored
     assert at.slider(key="lab_w_importance").value == 0.6
     assert at.number_input(key="lab_top_k").value == 5
+    # and the results: re-run once, without counting, and not marked stale
+    ids = list(table(at, "lab_table")["id"])
+    assert len(ids) == 5 and not at.warning
+    assert {m.access_count for m in open_engine(path).get_many(ids).values()} == {0}
 
 
 def test_enter_in_the_cue_runs_the_recall(make_app: MakeApp, scratch_store: Store) -> None:

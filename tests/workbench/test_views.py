@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ def test_rank_moves_and_arrows() -> None:
     assert views.arrow(0) == "="
     frame = views.results_frame(current, moves)
     assert list(frame["move"]) == ["▲ 1", "▲ 1", "▼ 2"]
+    assert list(frame.columns[:2]) == ["rank", "score"]  # what ranks comes first, before the wide content
 
 
 def test_contributions_add_up_to_the_score() -> None:
@@ -87,7 +89,7 @@ def test_graph_page_escapes_every_text_and_needs_no_network() -> None:
     assert data is not None and "<" not in data.group(1)
     nodes = json.loads(data.group(1))
     seed = next(n for n in nodes if n["id"] == "s")
-    assert seed["label"].startswith("&lt;img src=x onerror=alert(1)&gt; &amp; &quot;quo")
+    assert seed["label"] == "&lt;img src=x onerror=alert(1)…"  # short (cut to LABEL_CHARS), escaped
     assert seed["title"].startswith("&lt;img src=x onerror=alert(1)&gt;")
     assert "<" not in seed["label"] + seed["title"]
     edge_data = re.search(r"var rawEdges = (.*);\n", page)
@@ -129,3 +131,49 @@ def test_the_facade_reads_the_analogies_page_uses(scratch_store: Store) -> None:
         engine.structure_of("no-such-id")
     with pytest.raises(ValidationError):
         engine.analyze("   ")
+
+
+def test_a_larger_graph_labels_its_best_connected_memories() -> None:
+    nb = graph.Neighbourhood("s")
+    nb.nodes["s"] = NeighbourNode(memory("s", "seed"), 0, ("s",), None, None)
+    for i in range(12):  # a hub h0 with many edges, and leaves
+        key = f"h{i}"
+        nb.nodes[key] = NeighbourNode(memory(key, f"memory {i}"), 1, ("s", key), "caused_by", "out")
+    for i in range(1, 12):
+        nb.edges.append(Edge(f"h{i}", "h0", EdgeType.CAUSED_BY, 0.9))
+    nb.edges.append(Edge("h0", "s", EdgeType.CAUSED_BY, 0.9))
+    nb.edges.append(Edge("h1", "s", EdgeType.RELATED_TO, 0.5))
+    assert graph.best_connected(nb, 1) == {"h0"}
+    assert graph.best_connected(nb, 2) == {"h0", "s"}  # a tie (two edges each): nearer the seed first
+    page = graph.graph_html(nb)
+    nodes = {n["id"]: n for n in json.loads(re.search(r"var rawNodes = (.*);\n", page).group(1))}  # type: ignore[union-attr]
+    assert nodes["h0"]["alwaysLabel"] and nodes["s"]["alwaysLabel"]
+    assert not nodes["h7"]["alwaysLabel"]  # a leaf: labelled on zoom or hover only
+
+
+def test_sources_name_the_document_or_the_conversation() -> None:
+    doc = dataclasses.replace(memory("d", "Atlas postmortem text"), kind=MemoryKind.DOCUMENT,
+                              context={"title": "Atlas postmortem"})
+    prop = dataclasses.replace(memory("p", "The launch skipped load tests."), kind=MemoryKind.PROPOSITION,
+                               context={"title": "Atlas postmortem"})
+    said = dataclasses.replace(memory("m", "I think we shipped too early"),
+                               context={"format": "conversation", "title": "Team chat", "conversation": "c1",
+                                        "session": 2, "speaker": "Caroline"})
+    assert views.source_of(prop, doc) == views.Source("document “Atlas postmortem”", "memories?memory=d")
+    assert views.source_of(said).label == "conversation “Team chat”, session 2, said by Caroline"
+    assert views.source_of(memory("x", "typed in")).label == "added directly (episode)"
+
+
+def test_example_cues_come_from_the_data() -> None:
+    titled = dataclasses.replace(memory("d", "x"), context={"title": "Q3 planning notes"}, entity_id=None)
+    with_entity = dataclasses.replace(memory("e", "y"), entity_id="acme-corp")
+    assert views.example_cues([titled, with_entity, with_entity]) == ["Q3 planning notes",
+                                                                        "What happened with acme-corp?"]
+
+
+def test_fields_read_as_text_not_python() -> None:
+    m = dataclasses.replace(memory("a", "z"), context={"source": "call", "n": 2})
+    fields = dict(zip(*views.memory_fields_frame(m).to_dict("list").values(), strict=True))
+    assert fields["context"] == '{"source": "call", "n": 2}'
+    assert "+00:00" not in fields["created_at"] and fields["created_at"].endswith("UTC")
+    assert fields["kind"] == "episode"

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import MemoryEngine, build_request, config
-from engine.models import EdgeType, MemoryKind
+from engine.models import EdgeType
 from workbench import components, graph, graph_clicks, urlstate, views
 from workbench.session import attempt, current_engine, memory_label, recalling, require_memories, show_table
 
@@ -29,17 +29,28 @@ DEFAULTS = {"graph_search": "", "graph_depth": 2, "graph_edge_types": EDGE_TYPE_
             "graph_target": NO_TARGET}
 
 
-def default_seed(engine: MemoryEngine) -> str | None:
-    """The recall lab's top result, else the newest memory with a causal edge, else None."""
-    ranked = st.session_state.get("lab_ranked_ids") or []
-    if ranked:
-        return str(ranked[0])
+def has_causal_edges(engine: MemoryEngine, memory_id: str) -> bool:
+    return any(e.type == EdgeType.CAUSED_BY for e in engine.edges_of(memory_id))
+
+
+def causal_memories(engine: MemoryEngine, limit: int = RECENT) -> list[str]:
+    """The newest memories with a causal edge: seeds whose graph has something to show."""
     recent = attempt(engine.list_memories, limit=SCAN_FOR_EDGES, include_revisions=False,
                      action="Could not list memories") or []
-    for m in recent:
-        if any(e.type == EdgeType.CAUSED_BY for e in engine.edges_of(m.id)):
-            return m.id
-    return recent[0].id if recent else None
+    return [m.id for m in recent if has_causal_edges(engine, m.id)][:limit]
+
+
+def default_seed(engine: MemoryEngine) -> str | None:
+    """The recall lab's best result that has a causal edge, else the newest memory with one, else the newest."""
+    ranked = [str(i) for i in st.session_state.get("lab_ranked_ids") or []]
+    with_edges = next((i for i in ranked[:RECENT] if has_causal_edges(engine, i)), None)
+    if with_edges is not None:
+        return with_edges
+    causal = causal_memories(engine, 1)
+    if causal:
+        return causal[0]
+    newest = attempt(engine.list_memories, limit=1, include_revisions=False, action="Could not list memories")
+    return newest[0].id if newest else None
 
 
 def _use_typed_seed() -> None:
@@ -58,9 +69,8 @@ def seed_options(engine: MemoryEngine) -> list[str]:
             st.sidebar.caption("No match: try other words.")
         return ids
     ids = [i for i in [st.session_state.get("graph_seed")] if i]
-    ids += list(st.session_state.get("lab_ranked_ids", []))
-    recent = attempt(engine.list_memories, limit=RECENT * 2, action="Could not list memories") or []
-    ids += [m.id for m in recent if m.kind != MemoryKind.REVISION][:RECENT]
+    ids += [i for i in st.session_state.get("lab_ranked_ids", [])[:RECENT] if has_causal_edges(engine, i)]
+    ids += causal_memories(engine)
     return list(dict.fromkeys(ids))
 
 
@@ -103,7 +113,8 @@ def main() -> None:
         st.session_state["graph_seed"] = options[0]
     seed = st.sidebar.selectbox("Seed", options, key="graph_seed",
                                 format_func=lambda i: memory_label(i, labels[i].content, 50),
-                                help="Search results, the recall lab's last results, or the newest memories.")
+                                help="Search results; else the recall lab's results and the newest memories that "
+                                     "have causal edges.")
     depth = st.sidebar.slider("Depth", 1, config.MAX_DEPTH_CAP, key="graph_depth")
     all_types = EDGE_TYPE_NAMES
     types = st.sidebar.multiselect("Edge types", all_types, key="graph_edge_types")
@@ -147,7 +158,7 @@ def main() -> None:
     st.subheader(f"Memories reached ({len(nb.nodes)})")
     frame = nodes_frame(nb)
     clicked = components.result_table(frame, "graph_nodes", "graph", full=frame.assign(
-        content=[nb.nodes[i].memory.content for i in frame["id"]]))
+        content=[nb.nodes[i].memory.content for i in frame["id"]]), rows_of=f"_{seed[-8:]}")
     st.caption("Click a row to make that memory the seed.")
     if clicked is not None:
         chosen = str(frame["id"].iloc[clicked])

@@ -24,6 +24,7 @@ ADD_KEYS = ("mem_add_content", "mem_add_entity", "mem_add_context", "mem_add_tar
 NEW_KINDS = [k.value for k in MemoryKind if k != MemoryKind.REVISION]
 MAX_EDGES = 10  # a typed filter's "select all matches" must not silently add dozens of edges
 FIELDS = [
+    urlstate.Field("mem_search", "search"),
     urlstate.Field("mem_entity", "entity"),
     urlstate.Field("mem_kind", "kind"),
     urlstate.Field("mem_dates", "dates", "dates"),
@@ -32,7 +33,8 @@ FIELDS = [
     urlstate.Field("mem_page", "page", "int"),
     urlstate.Field("mem_selected", "memory"),
 ]
-DEFAULTS = {"mem_entity": ALL, "mem_kind": NOT_REVISIONS, "mem_min_importance": 0.0, "mem_limit": 200,
+TABS = ["Details", "History", "Revise", "Forget"]
+DEFAULTS = {"mem_search": "", "mem_entity": ALL, "mem_kind": NOT_REVISIONS, "mem_min_importance": 0.0, "mem_limit": 200,
             "mem_page": 1}
 
 
@@ -45,7 +47,10 @@ def flash(message: str) -> None:
 def filters(engine: MemoryEngine) -> dict:
     """The sidebar filters as `list_page` arguments; every filter runs in the store, before paging."""
     sb = st.sidebar
+    linked = urlstate.KEEP_PREFIX + "mem_selected" not in st.session_state  # a new visit: the URL may name one
     urlstate.restore("memories", FIELDS)
+    if linked and st.session_state.get("mem_selected"):
+        st.session_state["mem_pinned"] = st.session_state["mem_selected"]
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
     entities = attempt(engine.entities, action="Could not list entities") or []
@@ -54,6 +59,9 @@ def filters(engine: MemoryEngine) -> dict:
         st.session_state["mem_entity"] = ALL
     if st.session_state["mem_kind"] not in kinds:
         st.session_state["mem_kind"] = NOT_REVISIONS
+    search = sb.text_input("Search the content", key="mem_search", placeholder="words or part of a word…",
+                           help="Memories whose content contains this text (case is ignored); the filters below "
+                                "still apply.").strip()
     entity = sb.selectbox("Entity", [ALL, *entities], key="mem_entity")
     kind = sb.selectbox("Kind", kinds, key="mem_kind")
     dates = sb.date_input("Created between", value=[], key="mem_dates")
@@ -63,6 +71,7 @@ def filters(engine: MemoryEngine) -> dict:
     days = [d for d in (dates if isinstance(dates, tuple | list) else [dates]) if isinstance(d, date)]
     time_range = (days[0].isoformat(), days[1].isoformat() if len(days) > 1 else None) if days else None
     return {
+        "search": search,
         "entity_id": None if entity == ALL else entity,
         "kind": None if kind in (ALL, NOT_REVISIONS) else kind,
         "time_range": time_range,
@@ -164,12 +173,15 @@ def revise_form(engine: MemoryEngine, memory: Memory) -> None:
             flash(f"Revised {memory.id}: {', '.join(changes)}; the previous state is kept as a revision.")
 
 
+def _ask_to_forget(memory_id: str) -> None:
+    st.session_state["mem_forget_pending"] = memory_id
+    st.session_state["mem_tab"] = "Forget"  # the confirmation shows where it was asked for
+
+
 def forget_controls(engine: MemoryEngine, memory: Memory) -> None:
     """Forget asks for a confirmation first."""
     if st.session_state.get("mem_forget_pending") != memory.id:
-        if st.button("Forget this memory…", key="mem_forget"):
-            st.session_state["mem_forget_pending"] = memory.id
-            st.rerun()
+        st.button("Forget this memory…", key="mem_forget", on_click=_ask_to_forget, args=(memory.id,))
         return
     st.warning(f"Forget “{views.md_snippet(memory.content, 80)}” and its revisions? This cannot be undone.",
                icon=":material/delete:")
@@ -183,6 +195,19 @@ def forget_controls(engine: MemoryEngine, memory: Memory) -> None:
     if no.button("Cancel", key="mem_forget_cancel"):
         st.session_state.pop("mem_forget_pending", None)
         st.rerun()
+
+
+def history(engine: MemoryEngine, memory: Memory) -> None:
+    """The memory's earlier states (each revise keeps one), newest first, beside its current state."""
+    earlier = attempt(engine.revisions_of, memory.id, action="Could not read the revisions")
+    if earlier is None:
+        return
+    if not earlier:
+        st.caption("Never revised: this is its only state. A revision (the Revise tab) keeps the previous state "
+                   "here.")
+    else:
+        st.caption(f"{len(earlier)} earlier state{'s' if len(earlier) != 1 else ''}, newest first.")
+    components.edge_table(views.revisions_frame(memory, earlier), "mem_history")
 
 
 def details(engine: MemoryEngine, memory: Memory) -> None:
@@ -209,22 +234,33 @@ def main() -> None:
         with st.expander("Add a memory", expanded=True):
             add_form(engine, [])
         return
-    listed = attempt(engine.list_page, **query, action="Could not list memories")
+    search = query.pop("search")
+    if search:
+        listed = attempt(engine.search_text, search, **query, action="Could not search the memories")
+    else:
+        listed = attempt(engine.list_page, **query, action="Could not list memories")
     shown = list(listed.memories) if listed is not None else []
     with st.expander("Add a memory"):
         add_form(engine, shown)
+    wanted = st.session_state.get("mem_pinned")
+    if wanted and wanted == st.session_state.get("mem_selected") and wanted not in {m.id for m in shown}:
+        # a link to one memory (e.g. a recall result's source) opens it, wherever it is in the list
+        linked = attempt(engine.get_many, [wanted], action="Could not read the memory") or {}
+        if wanted in linked:
+            st.caption("The linked memory is not on this page of the list; it is shown first.")
+            shown = [linked[wanted], *shown]
     if not shown:
         urlstate.publish(FIELDS, DEFAULTS)
         if listed is not None and listed.total:
-            st.info(f"{listed.total} matches, but page {query['offset'] // query['limit'] + 1} is past the last: "
+            st.info(f"{matches(listed.total)}, but page {query['offset'] // query['limit'] + 1} is past the last: "
                     "lower the page number in the sidebar.", icon=":material/search:")
         else:
             st.info("No memory matches these filters: loosen them in the sidebar.", icon=":material/search:")
         return
-    assert listed is not None
-    pages = max(1, -(-listed.total // query["limit"]))
-    st.caption(f"{listed.total} matches, page {query['offset'] // query['limit'] + 1} of {pages}, newest first. "
-               "Click a row to select it.")
+    total = listed.total if listed is not None else len(shown)
+    pages = max(1, -(-total // query["limit"]))
+    st.caption(f"{matches(total)}{f' for “{views.md_escape(search)}”' if search else ''}, "
+               f"page {query['offset'] // query['limit'] + 1} of {pages}, newest first. Click a row to select it.")
     frame = views.memories_frame(shown)
     clicked = components.result_table(
         frame, "mem_table", "memories", full=frame.assign(content=[m.content for m in shown]),
@@ -239,13 +275,21 @@ def main() -> None:
                             format_func=lambda i: memory_label(i, by_id[i].content, 90))
     memory = by_id[selected]
     urlstate.publish(FIELDS, DEFAULTS)
-    tab_details, tab_revise, tab_forget = st.tabs(["Details", "Revise", "Forget"])
+    if st.session_state.get("mem_tab") not in TABS:
+        st.session_state["mem_tab"] = TABS[0]
+    tab_details, tab_history, tab_revise, tab_forget = st.tabs(TABS, key="mem_tab", on_change="rerun")
     with tab_details:
         details(engine, memory)
+    with tab_history:
+        history(engine, memory)
     with tab_revise:
         revise_form(engine, memory)
     with tab_forget:
         forget_controls(engine, memory)
+
+
+def matches(total: int) -> str:
+    return f"{total:,} match{'es' if total != 1 else ''}"
 
 
 main()

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from engine import PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
+from engine import WEIGHT_PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
 from engine.models import EdgeType, Strategy
 from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
@@ -26,7 +26,7 @@ WEIGHT_LABELS = {
     "w_reinforcement": "reinforcement",
 }
 CUSTOM = "custom"
-NO_ENTITY = "(choose an entity)"
+NO_ENTITY = "(the entities named in the cue)"
 NEAREST = ""  # seed: the memory nearest to the cue
 ORDER_TIME = "time"
 ORDER_SCORE = "score"
@@ -65,7 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "lab_edge_types": [],
     "lab_alpha": config.DEFAULT_ANALOGICAL_ALPHA,
     "lab_order": ORDER_TIME,
-    **{f"lab_{name}": float(value) for name, value in PRESETS["default"].to_dict().items()},
+    **{f"lab_{name}": float(value) for name, value in WEIGHT_PRESETS["default"].to_dict().items()},
 }
 
 
@@ -77,7 +77,7 @@ def _init() -> None:
 
 
 def _apply_preset(preset: str) -> None:
-    for name, value in PRESETS[preset].to_dict().items():
+    for name, value in WEIGHT_PRESETS[preset].to_dict().items():
         st.session_state[f"lab_{name}"] = value
 
 
@@ -87,7 +87,7 @@ def preset_key(preset: str) -> str:
 
 def preset_of(weights: ScoringWeights) -> str:
     """The name of the preset these weights match, or "custom"."""
-    return next((name for name, w in PRESETS.items() if w.as_tuple() == weights.as_tuple()), CUSTOM)
+    return next((name for name, w in WEIGHT_PRESETS.items() if w.as_tuple() == weights.as_tuple()), CUSTOM)
 
 
 def weight_controls() -> ScoringWeights:
@@ -98,9 +98,9 @@ def weight_controls() -> ScoringWeights:
     """
     st.sidebar.subheader("Weights", help=explain.COMPOSITE)
     with st.sidebar.container(horizontal=True, gap="small"):
-        for preset in PRESETS:
+        for preset in WEIGHT_PRESETS:
             st.button(preset, key=preset_key(preset), on_click=_apply_preset, args=(preset,), width="content",
-                      help=" / ".join(f"{v:g}" for v in PRESETS[preset].as_tuple()))
+                      help=" / ".join(f"{v:g}" for v in WEIGHT_PRESETS[preset].as_tuple()))
     for name in WEIGHT_NAMES:
         st.sidebar.slider(WEIGHT_LABELS[name], 0.0, 1.0, step=0.05, key=f"lab_{name}", help=explain.WEIGHT_HELP[name])
     values = {name: float(st.session_state[f"lab_{name}"]) for name in WEIGHT_NAMES}
@@ -117,15 +117,32 @@ def _request_run() -> None:
     st.session_state["lab_run_requested"] = True
 
 
-def retrieval_controls(engine: MemoryEngine) -> dict[str, Any]:
-    """Cue (Enter runs the recall), strategies and each chosen strategy's parameters, as `build_request`
-    keyword arguments."""
+def cue_bar() -> tuple[str, bool, bool]:
+    """The cue, the Recall button and the count switch, above the results (on a phone too, where the sidebar
+    is folded away): returns the cue, whether Recall was pressed and whether the recall is counted."""
+    with st.container(horizontal=True, vertical_alignment="bottom", key="lab_cue_bar"):
+        cue = st.text_input("Cue", key="lab_cue", placeholder="e.g. why did the launch fail?",
+                            on_change=_request_run, help="Press Enter to run the recall.", width=520)
+        clicked = st.button("Recall", type="primary", key="lab_run", width="content")
+        count = st.toggle("Count as a real recall", key="lab_count",
+                          help="Off (the default): explore without changing what you measure; nothing is "
+                               "written. On: this recall counts like an agent's: each result's access count goes "
+                               "up by one, which raises its reinforcement signal in later recalls.")
+    return cue, clicked, count
+
+
+def retrieval_controls(engine: MemoryEngine, cue: str) -> dict[str, Any]:
+    """Strategies and each chosen strategy's parameters, as `build_request` keyword arguments (plus
+    `needs_entity` when the temporal strategy alone has no entity to follow)."""
     sb = st.sidebar
-    cue = sb.text_input("Cue", key="lab_cue", placeholder="e.g. why did the launch fail?", on_change=_request_run,
-                        help="Press Enter to run the recall.")
-    strategies = sb.multiselect("Strategies", STRATEGY_NAMES, key="lab_strategies",
+    preset = st.session_state.get("lab_preset", NO_PRESET)
+    overridden = preset in RECALL_PRESETS
+    strategies = sb.multiselect("Strategies", STRATEGY_NAMES, key="lab_strategies", disabled=overridden,
                                 help="Several strategies run together; a memory found by more than one appears "
                                      "once, with each strategy's details.")
+    if overridden:
+        sb.caption(f"The preset **{preset}** replaces these strategies: it runs "
+                   f"{', '.join(s.value for s in RECALL_PRESETS[preset].strategies)}.")
     preset = sb.selectbox("Recall preset", PRESET_NAMES, key="lab_preset",
                           help="A named recipe of strategies and fusion (it replaces the strategies above); "
                           "`recommended` is what `hebbs recall` runs by default.")
@@ -138,17 +155,7 @@ def retrieval_controls(engine: MemoryEngine) -> dict[str, Any]:
         params["ef_search"] = int(sb.number_input("ef_search", 1, config.MAX_EF_SEARCH, key="lab_ef_search",
                                                   help="HNSW search breadth: higher finds more at some cost."))
     if Strategy.TEMPORAL.value in strategies:
-        entities = attempt(engine.entities, action="Could not list entities") or []
-        wanted = st.session_state.get("lab_entity")
-        if wanted not in [NO_ENTITY, *entities]:  # e.g. a link's alias or prefix: resolve it as the engine does
-            resolved = attempt(engine.resolve_entity, str(wanted), action="Entity") if wanted else None
-            st.session_state["lab_entity"] = resolved if resolved in entities else NO_ENTITY
-        entity = sb.selectbox("Entity", [NO_ENTITY, *entities], key="lab_entity")
-        params["entity_id"] = None if entity == NO_ENTITY else entity
-        start = sb.date_input("From", value=None, key="lab_start")
-        end = sb.date_input("To", value=None, key="lab_end")
-        if start is not None or end is not None:
-            params["time_range"] = (_iso(start), _iso(end))
+        temporal_controls(engine, cue, params)
     if Strategy.CAUSAL.value in strategies:
         params["seed_memory_id"] = seed_control(engine)
         params["max_depth"] = sb.slider("Max depth", 1, config.MAX_DEPTH_CAP, key="lab_max_depth")
@@ -160,6 +167,39 @@ def retrieval_controls(engine: MemoryEngine) -> dict[str, Any]:
             help="Analogical relevance = alpha x embedding similarity + (1 - alpha) x structural similarity.",
         )
     return params
+
+
+def temporal_controls(engine: MemoryEngine, cue: str, params: dict[str, Any]) -> None:
+    """The temporal strategy's entity (picked, else the first entity the cue names) and time range; says
+    before the recall what it will do when there is none."""
+    sb = st.sidebar
+    entities = attempt(engine.entities, action="Could not list entities") or []
+    wanted = st.session_state.get("lab_entity")
+    if wanted not in [NO_ENTITY, *entities]:  # e.g. a link's alias or prefix: resolve it as the engine does
+        resolved = attempt(engine.resolve_entity, str(wanted), action="Entity") if wanted else None
+        st.session_state["lab_entity"] = resolved if resolved in entities else NO_ENTITY
+    entity = sb.selectbox("Entity", [NO_ENTITY, *entities], key="lab_entity",
+                          help="The timeline the temporal strategy reads. Left on the first choice, it follows "
+                               "the first entity the cue names.")
+    if entity != NO_ENTITY:
+        params["entity_id"] = entity
+    else:
+        named = (attempt(engine.entities_named_in, cue, action="Could not read the cue") or []) if cue else []
+        others = [s for s in params["strategies"] or [] if s != Strategy.TEMPORAL.value]
+        if named:
+            params["entity_id"] = named[0]
+            sb.caption(f"Temporal follows **{views.md_escape(named[0])}**, named in the cue.")
+        elif others and params.get("preset") is None:
+            params["strategies"] = others
+            sb.caption("Temporal needs an entity and the cue names none: this recall leaves it out "
+                       f"(it runs {', '.join(others)}). Pick an entity to include it.")
+        else:
+            params["needs_entity"] = True
+            sb.caption("Temporal needs an entity: pick one here, or name one in the cue.")
+    start = sb.date_input("From", value=None, key="lab_start")
+    end = sb.date_input("To", value=None, key="lab_end")
+    if start is not None or end is not None:
+        params["time_range"] = (_iso(start), _iso(end))
 
 
 def _pick_seed() -> None:
@@ -195,19 +235,30 @@ def _signature(params: dict[str, Any]) -> str:
     return repr(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in params.items()))
 
 
-def run_recall(engine: MemoryEngine, params: dict[str, Any], weights: ScoringWeights) -> None:
-    """One counted recall; its candidates are kept for re-ranking."""
-    request = attempt(build_request, **params, scoring_weights=weights, action="Invalid recall")
+def run_recall(engine: MemoryEngine, params: dict[str, Any], weights: ScoringWeights, count: bool) -> None:
+    """One recall, counted (access counts +1) only when asked: exploring must not change what it measures.
+    Its candidates are kept for re-ranking."""
+    if params.get("needs_entity"):
+        st.info("Temporal recall reads one entity's timeline: pick the entity in the sidebar, or name it in the "
+                "cue.", icon=":material/person_search:")
+        return
+    request = attempt(build_request, **request_params(params), scoring_weights=weights, action="Invalid recall")
     if request is None:
         return
     with st.spinner(recalling()):
-        results = attempt(engine.recall, request, action="Recall failed")
+        results = attempt(engine.recall if count else engine.retrieve, request, action="Recall failed")
     if results is not None:
         st.session_state["lab_results"] = results
-        st.session_state.pop("lab_details", None)
+        for stale in ("lab_details", "lab_sources"):
+            st.session_state.pop(stale, None)
         st.session_state["lab_cue_ran"] = request.cue
         st.session_state["lab_strategies_ran"] = [s.value for s in request.strategies]
         st.session_state["lab_signature"] = _signature(params)
+        st.session_state["lab_counted"] = count
+
+
+def request_params(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k != "needs_entity"}
 
 
 def as_of_time() -> datetime:
@@ -226,11 +277,17 @@ def show_results(engine: MemoryEngine, results: list[RecallResult], weights: Sco
     """Re-rank the kept candidates under `weights` and the as-of time (pure), then show them."""
     now = as_of_time()
     ranked = explain.rescore_at(results, weights, now)
-    baseline = explain.rescore_at(results, PRESETS["default"], now)
+    baseline = explain.rescore_at(results, WEIGHT_PRESETS["default"], now)
     moves = views.rank_moves(baseline, ranked)
     st.session_state["lab_ranked_ids"] = [r.memory.id for r in ranked]
 
     ran = ", ".join(st.session_state.get("lab_strategies_ran", []))
+    if st.session_state.get("lab_counted"):
+        st.caption(":material/counter_1: **Counted as a real recall**: each result's access count went up by one "
+                   "(its reinforcement rises in later recalls).")
+    else:
+        st.caption(":material/visibility: **Explored, not counted**: access counts are unchanged, so the same cue "
+                   "gives the same scores. Switch on “Count as a real recall” to count one.")
     st.caption(
         f"{len(ranked)} candidates from “{views.md_escape(st.session_state.get('lab_cue_ran', ''))}” ({ran}), "
         f"ranked by {weights.w_relevance:.2f}·relevance + {weights.w_recency:.2f}·recency + "
@@ -252,7 +309,11 @@ def show_results(engine: MemoryEngine, results: list[RecallResult], weights: Sco
                          help="Temporal recall: in time order (oldest first) or by composite score.")
         if order == ORDER_TIME:
             shown = sorted(ranked, key=lambda r: (r.memory.created_at, r.memory.id))
-    frame = views.results_frame(shown, moves)
+    found = st.session_state.get("lab_sources")
+    if found is None:
+        found = st.session_state["lab_sources"] = attempt(
+            views.sources, engine, [r.memory for r in results], action="Could not read the sources") or {}
+    frame = views.results_frame(shown, moves, found)
     full = frame.assign(content=[r.memory.content for r in shown])
     clicked = components.result_table(
         frame, "lab_table", "recall", full=full,
@@ -289,10 +350,38 @@ def show_one(engine: MemoryEngine, ranked: list[RecallResult], moves: dict[str, 
     rank, result = by_id[focus]
     entity = views.md_escape(result.memory.entity_id or "—")
     st.caption(f"#{rank} · score {result.score:.4f} · entity {entity} · kind {result.memory.kind.value} · "
-               f"created {result.memory.created_at:%Y-%m-%d %H:%M}")
+               f"created {views.when(result.memory.created_at)} · found by {views.strategies_of(result)}")
     show_table(views.breakdown_frame(result, weights), "lab_breakdown")
     components.memory_panel(engine, result.memory, "lab_one", result=result,
                             details=details[details["id"] == focus].drop(columns=["id"]))
+
+
+def first_screen(engine: MemoryEngine) -> None:
+    """Before any recall: the store's shape (counts, kinds, newest memories) and cues taken from its data."""
+    st.info("Type a cue above and press **Enter** (or **Recall**), or try one of the cues below. Then move the "
+            "weight sliders in the sidebar: the results re-rank at once, without a new retrieval.",
+            icon=":material/lightbulb:")
+    overview = attempt(views.store_overview, engine, action="Could not read the store")
+    if overview is None:
+        return
+    st.subheader("This store")
+    with st.container(horizontal=True, key="lab_store_counts"):
+        for label, value in overview.counts.items():
+            st.metric(label, f"{value:,}", border=True, width="content")
+    if overview.cues:
+        st.caption("Cues from the data (a document title, an entity's story):")
+        with st.container(horizontal=True, gap="small", key="lab_examples"):
+            for i, cue in enumerate(overview.cues):
+                st.button(cue, key=f"lab_example_{i}", on_click=_try_cue, args=(cue,), width="content",
+                          icon=":material/search:")
+    st.caption("Newest memories")
+    show_table(overview.recent, "lab_recent", column_config={
+        "content": st.column_config.TextColumn("content", width="large")})
+
+
+def _try_cue(cue: str) -> None:
+    st.session_state["lab_cue"] = cue
+    st.session_state["lab_run_requested"] = True
 
 
 def main() -> None:
@@ -300,21 +389,25 @@ def main() -> None:
     engine = current_engine()
     require_memories(engine)
     _init()
-    params = retrieval_controls(engine)
-    clicked = st.sidebar.button("Recall", type="primary", key="lab_run", width="stretch")
+    cue, clicked, count = cue_bar()
+    params = retrieval_controls(engine, cue)
     weights = weight_controls()
     urlstate.publish(FIELDS, DEFAULTS)
-    entered = st.session_state.pop("lab_run_requested", False) and bool(params["cue"].strip())
-    if clicked or entered:
-        run_recall(engine, params, weights)
+    entered = st.session_state.pop("lab_run_requested", False) and bool(cue.strip())
+    # A link or a reload (a new session with a cue in the URL) reopens the view: inputs and results, re-run
+    # once without counting.
+    reopened = ("lab_results" not in st.session_state and bool(cue.strip())
+                and not st.session_state.get("lab_reopened"))
+    if clicked or entered or reopened:
+        st.session_state["lab_reopened"] = True
+        run_recall(engine, params, weights, count and not reopened)
     results: list[RecallResult] | None = st.session_state.get("lab_results")
     if not results:
         if "lab_results" in st.session_state:
             st.info("The recall found nothing: try another cue, more strategies or a larger top_k.",
                     icon=":material/search:")
         else:
-            st.info("Type a cue in the sidebar and press **Enter** (or **Recall**). Then move the weight sliders: "
-                    "the results re-rank at once, without a new retrieval.", icon=":material/lightbulb:")
+            first_screen(engine)
         return
     if st.session_state.get("lab_signature") != _signature(params):
         st.warning("The inputs changed since these results: press **Recall** (or Enter in the cue) to run them. "

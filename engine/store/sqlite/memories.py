@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -35,7 +36,7 @@ class MemoryTable(SqliteConnection):
     ) -> None:
         """Insert memories and their edges atomically; `also` writes rows that must commit with them.
         `synced`: their vectors are in the vector index already (upserted before this commit, see
-        `Indexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
+        `DerivedIndexes.commit_with_vectors`), so they are stored marked synced rather than marked after."""
         with self.transaction() as cur:
             cur.executemany(
                 "INSERT INTO memories (id, content, importance, context, entity_id, kind, created_at, updated_at,"
@@ -148,9 +149,15 @@ class MemoryTable(SqliteConnection):
         include_revisions: bool = True,
         limit: int = 100,
         offset: int = 0,
+        contains: str | None = None,
     ) -> tuple[list[Memory], int]:
-        """One page of the memories that pass every filter, newest first, and how many pass in all."""
+        """One page of the memories that pass every filter, newest first, and how many pass in all.
+
+        `contains`: only memories whose content holds this text (case-insensitive for ASCII letters)."""
         clauses, params = filters(entity_id, kind, start, end)
+        if contains:
+            clauses.append("content LIKE ? ESCAPE '\\'")
+            params.append("%" + re.sub(r"([\\%_])", r"\\\1", contains) + "%")
         if min_importance is not None:
             clauses.append("importance >= ?")
             params.append(min_importance)

@@ -1,4 +1,4 @@
-"""`Indexes`: the derived indexes, built lazily from the record store and kept in step with each write.
+"""`DerivedIndexes`: the derived indexes, built lazily from the record store and kept in step with each write.
 
 The record store is the truth. The vector index (Chroma) is reconciled with it when first opened: pending
 deletes are applied, unsynced memories upserted, and a count mismatch with no marks to explain it (say its
@@ -20,8 +20,8 @@ import numpy as np
 
 from engine import config
 from engine.index.candidates import CandidateTable
-from engine.index.features import StructureIndex
-from engine.index.graph import GraphIndex
+from engine.index.edge_graph import GraphIndex
+from engine.index.feature_index import FeatureIndex
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 VectorSource = VectorIndex | Callable[[], VectorIndex] | None
 
 
-class Indexes:
+class DerivedIndexes:
     """Holds every derived index; `apply` / `add_edges` / `drop` follow committed writes."""
 
     def __init__(self, store: Storage, data_dir: Path, vector_index: VectorSource = None) -> None:
@@ -46,7 +46,7 @@ class Indexes:
         self._vectors: VectorIndex | None = None
         self._timeline: TimelineIndex | None = None
         self._graph: GraphIndex | None = None
-        self._structures: StructureIndex | None = None
+        self._structures: FeatureIndex | None = None
         # Memories left out of the feature index because their structure was pending when it was built or
         # written; they join it once extracted (here or by another engine: see `awaiting_structures`).
         self._awaiting: set[str] = set()
@@ -174,13 +174,13 @@ class Indexes:
             return self._graph
 
     @property
-    def structures(self) -> StructureIndex:
+    def feature_index(self) -> FeatureIndex:
         with self._lock:
             if self._structures is None:
                 revisions = self.revision_ids()
                 pending = self._store.pending_structure_ids()
                 with _bulk_build():
-                    self._structures = StructureIndex(
+                    self._structures = FeatureIndex(
                         (i, features) for i, features in self._store.features()
                         if i not in revisions and i not in pending
                     )
@@ -244,7 +244,7 @@ class Indexes:
 
     def warm(self) -> None:
         """Build every index now (a server or a benchmark pays the cost up front, not on first recall)."""
-        for _ in (self.vectors, self.timeline, self.graph, self.structures):
+        for _ in (self.vectors, self.timeline, self.graph, self.feature_index):
             pass
         self.candidates()
 

@@ -36,7 +36,7 @@ class _Groups:
                    {f: np.array(gs, dtype=np.int64) for f, gs in postings.items()})
 
 
-class StructureIndex:
+class FeatureIndex:
     """Memories grouped by their exact feature set, with an inverted index from feature to groups.
 
     Memories with the same features score the same against any cue, and there are far fewer distinct
