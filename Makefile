@@ -1,5 +1,6 @@
 # make run   : set up, load the sample data into ./hebbs-data, open the workbench
 # make test  : set up, lint and type-check, run every test (unit, engine, CLI, workbench in a real browser, notebooks)
+# make quick : lint, type-check and the fast tests (no browser, notebooks or slow tests): the edit-test loop
 # make setup : only install (.venv, idempotent)
 # make bench : run the benchmarks for real (see benchmarks/)
 
@@ -10,8 +11,10 @@ STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
 SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
 PORT ?= 8501
+# Everything `make run` and `make test` use: the library alone is `pip install .` (see pyproject.toml).
+EXTRAS := export,serve,workbench,notebooks,dev
 
-.PHONY: setup run test check lint browser sample clean-data onnx setup-mpnet ts-schema
+.PHONY: quick setup run test check lint browser sample clean-data onnx setup-mpnet ts-schema
 
 setup: $(STAMP)
 
@@ -20,7 +23,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	$(BIN)/python -m engine.onnx_export
 	@touch $@
 
@@ -54,6 +57,10 @@ browser:
 
 test: setup browser check
 	$(BIN)/pytest -q
+
+# The edit-test loop: lint, types and every test but the browser, notebook and slow ones (a few minutes).
+quick: setup check
+	$(BIN)/pytest -q -m "not browser and not slow" --ignore=tests/notebooks
 
 # ruff and mypy are part of `make test`: a lint or type error fails the build like a failing test.
 check: setup

@@ -7,10 +7,8 @@ analysis, entity resolution, dates, embedding, SQLite, Chroma and the edge pass,
 repetition. In the same process run it also times the two models alone on the same input (the "floors":
 `nlp.pipe` over the same blocks, `encode` of the same texts), so the pipeline's own cost shows as a ratio
 that holds even when other jobs share the machine. A rerun on the unchanged corpus (idempotent: nothing
-analysed again) is timed too. Each repetition also runs the same ingest with the other setting of
-`config.OVERLAP_MODELS` (the models side by side or one after another; `--no-compare` skips it), so its gain
-or loss is a ratio from the same run; the models' own CPU time gives the rate no pipeline can pass on free
-cores.
+analysed again) is timed too. The models' own CPU time gives the rate no pipeline can pass on free cores.
+(Running the models side by side was measured here and dropped: no faster on 2 shared cores, 0.65x with int8.)
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from typing import Any
 
 from benchmarks.machine import describe, peak_rss_mib
 from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display, write_json
-from engine import MemoryEngine, MemoryKind, config
+from engine import MemoryEngine, MemoryKind
 from engine.clock import ManualClock
 from engine.config import SPACY_BATCH_SIZE
 from engine.embedding import create_embedder
@@ -35,7 +33,6 @@ from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.nlp import load as load_spacy
 
 TARGET_PER_SECOND = 250  # on a 2-core machine (issue 13; issue 3 asked for 150)
-_DEFAULT_OVERLAP = config.OVERLAP_MODELS
 
 
 def _documents(corpus: Path) -> list[SourceDocument]:
@@ -54,9 +51,8 @@ class _Timer:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
-def _ingest_once(corpus: Path, embedder: Any, overlap: bool) -> tuple[dict[str, Any], Any, list[str]]:
-    """One ingest into a fresh store (models side by side or one after another), then an unchanged rerun."""
-    config.OVERLAP_MODELS = overlap
+def _ingest_once(corpus: Path, embedder: Any) -> tuple[dict[str, Any], Any, list[str]]:
+    """One ingest into a fresh store, then an unchanged rerun."""
     data = Path(tempfile.mkdtemp(prefix="hebbs-bench-ingest-"))
     try:
         with MemoryEngine(data, embedder=embedder, clock=ManualClock()) as engine:
@@ -70,9 +66,7 @@ def _ingest_once(corpus: Path, embedder: Any, overlap: bool) -> tuple[dict[str, 
             texts += [m.content for m in engine.list_memories(kind=MemoryKind.EPISODE, limit=1_000_000)]
     finally:
         shutil.rmtree(data, ignore_errors=True)
-        config.OVERLAP_MODELS = _DEFAULT_OVERLAP
     row = {
-        "overlap": overlap,
         "seconds": round(first.wall, 3),
         "cpu_seconds": round(first.cpu, 3),
         "propositions": summary.propositions_added,
@@ -85,8 +79,7 @@ def _ingest_once(corpus: Path, embedder: Any, overlap: bool) -> tuple[dict[str, 
     return row, summary, texts
 
 
-def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
-    other_label = f"the models {'one after the other' if _DEFAULT_OVERLAP else 'side by side'}"
+def run(corpus: Path, repeat: int) -> dict[str, Any]:
     machine = describe()
     embedder = create_embedder()  # the engine's default (ONNX)
     nlp = load_spacy()
@@ -97,23 +90,15 @@ def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
     messages: list[str] = []
 
     runs: list[dict[str, Any]] = []
-    other: list[dict[str, Any]] = []
     parse: list[_Timer] = []
     encode: list[_Timer] = []
     for i in range(repeat):
-        # the same ingest with the other setting of config.OVERLAP_MODELS beside it, first every other time
-        # (the second of a pair ran faster on a busy machine, whichever it was)
-        if compare and i % 2:
-            other.append(_ingest_once(corpus, embedder, not _DEFAULT_OVERLAP)[0])
-        row, summary, texts = _ingest_once(corpus, embedder, _DEFAULT_OVERLAP)
+        row, summary, texts = _ingest_once(corpus, embedder)
         messages = texts[summary.propositions_added:]
         runs.append(row)
-        if compare and not i % 2:
-            other.append(_ingest_once(corpus, embedder, not _DEFAULT_OVERLAP)[0])
         # The floors, right after each run so that both see the same machine: each model alone.
-        with _Timer() as parsing:  # the documents' blocks, and the chat messages when their structures are
-            list(nlp.pipe(blocks, batch_size=SPACY_BATCH_SIZE))  # extracted at ingest (not deferred)
-            list(nlp.pipe([] if config.DEFER_STRUCTURES else messages, batch_size=SPACY_BATCH_SIZE))
+        with _Timer() as parsing:  # the documents' blocks (messages' structures are extracted after the write)
+            list(nlp.pipe(blocks, batch_size=SPACY_BATCH_SIZE))
         with _Timer() as encoding:
             embedder.encode(texts)
         parse.append(parsing)
@@ -121,8 +106,6 @@ def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
         print(
             f"run {i + 1}/{repeat}: {row['propositions']} propositions in {row['seconds']:.2f} s "
             f"= {row['propositions_per_s']:.1f}/s (cpu {row['cpu_seconds']:.1f} s)"
-            + (f"; with {other_label} "
-               f"{other[-1]['seconds']:.2f} s" if compare else "")
             + f"; spaCy alone {parsing.wall:.2f} s, embedding alone {encoding.wall:.2f} s "
             f"(cpu {parsing.cpu:.1f} + {encoding.cpu:.1f} s); unchanged rerun {row['rerun_unchanged_seconds']:.3f} s "
             f"[load {os.getloadavg()[0]:.1f}]"
@@ -141,11 +124,10 @@ def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
         "machine": machine,
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "embedding_precision": getattr(embedder, "precision", "fp32"),
-        "overlap_models": _DEFAULT_OVERLAP,
         "documents": runs[0]["documents"],
         "propositions": props,
         "messages": len(messages),
-        "message_structures_deferred": config.DEFER_STRUCTURES,  # else parsed at ingest (in the spaCy floor)
+        "message_structures_deferred": True,  # extracted after the write, not in the spaCy floor
         "entities": summary.entities,
         "edges": summary.edges,
         "runs": runs,
@@ -172,18 +154,6 @@ def run(corpus: Path, repeat: int, compare: bool = True) -> dict[str, Any]:
         },
         "peak_rss_mib": peak_rss_mib(),
     }
-    if other:
-        other_median = statistics.median(r["seconds"] for r in other)
-        result["other_mode"] = {
-            "overlap_models": not _DEFAULT_OVERLAP,
-            "runs": other,
-            "median_seconds": round(other_median, 3),
-            "median_propositions_per_s": round(props / other_median, 1),
-            "median_cpu_seconds": round(statistics.median(r["cpu_seconds"] for r in other), 3),
-        }
-        side_by_side, one_after = (median, other_median) if _DEFAULT_OVERLAP else (other_median, median)
-        # > 1: running the models side by side is faster, measured in the same run
-        result["overlap_speedup"] = round(one_after / side_by_side, 2)
     return result
 
 
@@ -191,12 +161,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO_ROOT / "sample_data")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-compare", action="store_true",
-                        help="skip the same ingest with the other setting of config.OVERLAP_MODELS")
     parser.add_argument("--save", action="store_true",
                         help=f"write {display(RESULTS_DIR / 'ingest.json')} (ingest_int8.json with int8)")
     args = parser.parse_args()
-    result = run(args.corpus, max(1, args.repeat), compare=not args.no_compare)
+    result = run(args.corpus, max(1, args.repeat))
     floors = result["floors"]
     print(
         f"\n{result['propositions']} propositions from {result['documents']} documents: "
@@ -208,9 +176,6 @@ def main() -> None:
         f"({floors['embed_texts_per_s']} texts/s); pipeline = {floors['pipeline_over_models_in_sequence']}x "
         f"the two models in sequence, {floors['pipeline_over_slower_model']}x the slower one; the models' own CPU "
         f"caps the rate at {floors['models_ceiling_propositions_per_s']}/s on free cores"
-        + (f"\nwith OVERLAP_MODELS={not _DEFAULT_OVERLAP} in the same run: "
-           f"{result['other_mode']['median_propositions_per_s']}/s; side by side / one after the other: "
-           f"{result['overlap_speedup']}x the speed" if "overlap_speedup" in result else "")
     )
     print(json.dumps(result))
     if args.save:  # the default fp32 embedder's figures in ingest.json, another precision's beside them

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import locomo, locomo_grid
+from benchmarks import locomo, locomo_grid, locomo_paths
 from benchmarks.embed_cache import CachingEmbedder, cached_vectors, vector_key
 from benchmarks.progress import bar, log
 from engine import MemoryEngine, build_request
@@ -134,6 +134,8 @@ def configs() -> list[EvalConfig]:
 
 
 RECOMMENDED = {"preset": "recommended", "scoring_weights": PURE_RELEVANCE}
+# The published setting, beside the path users run (benchmarks/locomo_paths.py).
+RELEVANCE_ONLY_PATH = "recommended, relevance-only weights, uncounted (`retrieve`)"
 REC_WEIGHTS = dict(PRESETS["recommended"].fusion.weights)
 # The ablation table of issue 10: held-out R@k of each step from similarity to the recommended preset.
 ABLATION = (
@@ -147,6 +149,7 @@ class QuestionScore:
     conversation: str
     category: int
     recall: dict[int, float]  # k -> R@k
+    hit: dict[int, float] = field(default_factory=dict)  # k -> session-level hit@k (benchmarks/locomo_paths.py)
 
 
 @dataclass
@@ -208,12 +211,14 @@ def run(
     max_turns: int | None = None,
     grid: bool = True,
     latency_run: bool = True,
+    user_paths: bool = True,
 ) -> dict[str, Any]:
     """Import every conversation into its own store, ask every question under every config, aggregate.
 
     `max_turns` (smoke runs only) keeps each conversation's first turns and the questions whose evidence
     lies within them, so a seconds-long run still asks answerable questions. `grid`: also search the fusion
-    settings of the recommended preset on the tuning half (benchmarks/locomo_grid.py).
+    settings of the recommended preset on the tuning half (benchmarks/locomo_grid.py). `user_paths`: also ask
+    every question on the path users run, beside the relevance-only figure (benchmarks/locomo_paths.py).
     """
     started = time.perf_counter()
     loaded = locomo.load(path)
@@ -279,6 +284,12 @@ def run(
     out = {**report, "recommended_default": best, "ablation_heldout": ablation, "meta": meta}
     if fusion_grid is not None:
         out["fusion_grid"] = fusion_grid
+    if user_paths:
+        scores: dict[str, list[Any]] = {}
+        if "recommended" in results:
+            scores[RELEVANCE_ONLY_PATH] = results["recommended"].scores
+        scores.update(locomo_paths.run(convs, embedder))
+        out["user_paths"] = locomo_paths.report(scores)
     if timing:
         out["latency"] = timing
         log(f"LoCoMo: recall p50 similarity {timing['similarity_p50_ms']} ms, recommended "
@@ -314,15 +325,18 @@ def _evaluate(
                             frames.append(locomo_grid.question(frame, dia_of, q.evidence))
                     for cfg in cfgs:
                         for q in conv.questions:
-                            recall = {}
+                            recall, hit = {}, {}
                             if cfg.prefix:
                                 hits = engine.retrieve(_request(cfg, q.question, conv.speakers, max(locomo.KS)))
                                 got = [dia_of[r.memory.id] for r in hits]
                                 recall = {k: locomo.recall_at_k(got[:k], q.evidence) for k in locomo.KS}
+                                hit = {k: locomo_paths.session_hit(got[:k], q.evidence) for k in locomo.KS}
                             for k in locomo.KS if not cfg.prefix else ():
                                 hits = engine.retrieve(_request(cfg, q.question, conv.speakers, k))
-                                recall[k] = locomo.recall_at_k([dia_of[r.memory.id] for r in hits], q.evidence)
-                            results[cfg.name].scores.append(QuestionScore(conv.sample_id, q.category, recall))
+                                got = [dia_of[r.memory.id] for r in hits]
+                                recall[k] = locomo.recall_at_k(got, q.evidence)
+                                hit[k] = locomo_paths.session_hit(got, q.evidence)
+                            results[cfg.name].scores.append(QuestionScore(conv.sample_id, q.category, recall, hit))
                             done += 1
                             if done % 50 == 0:
                                 update(done, total)

@@ -7,7 +7,7 @@ engine's `ef_search` (see engine/index/vector.py), so floor and engine do the sa
 cue at a time through every operation, so machine noise (other jobs on a shared box) hits all of them
 alike and the ratios stay meaningful even when absolute times drift. Writes are compared with the raw
 model: a single `remember` with one `encode` call, a batched `remember_many` with encoding the same
-number of texts. Relational structures follow writes (config.DEFER_STRUCTURES), so after each timed write
+number of texts. Relational structures follow writes (engine/structures.py), so after each timed write
 the time to extract its pending structures (`catch_up_structures`, what the next analogical read or the
 idle worker does) is timed too, and the rows report the returned throughput and the sustained one with it.
 """

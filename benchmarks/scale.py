@@ -164,7 +164,7 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         memories_s = time.perf_counter() - started
         for start in range(0, len(corp.edges), 50_000):
             engine.add_edges([(ids[s], ids[t], k, c) for s, t, k, c in corp.edges[start : start + 50_000]])
-        # Structures are deferred (config.DEFER_STRUCTURES): fill them from the table now, or the reading
+        # Structures follow writes (engine/structures.py): fill them from the table now, or the reading
         # engine's first analogical recall would parse every memory with spaCy behind its read barrier.
         engine.catch_up_structures()
         engine.close()

@@ -198,33 +198,6 @@ INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
 # Documents analysed, embedded and committed together, batch after batch: an interrupted run keeps every
 # batch it finished, and a crash loses at most the one in progress.
 INGEST_DOCUMENT_BATCH = 8
-# Run the models side by side: at ingest spaCy parses the next batch on a thread while the current one is
-# drafted and the previous one embedded; a batched remember embeds on a thread while spaCy extracts the
-# structures (both models release the GIL in their heavy loops; the stored results are the same, tests
-# compare). Off by default: on a 2-core machine shared with other jobs (load 7-10) it was no faster with fp32
-# and 0.65x the speed with int8 (the two threads' Python parts queue for the GIL while the OS preempts them);
-# `python -m benchmarks.bench_ingest` measures both settings in one run, so switch it on where that says so.
-OVERLAP_MODELS = False
-# Relational structures (spaCy) are a derived index that follows writes: remember / remember_many / revise
-# and conversation indexing commit a memory with a durable "structure pending" mark and return; whatever
-# reads structures (analogical recall, `structure_of`, re-extraction) first extracts the pending ones (a read
-# barrier), and an idle worker extracts them in the background. The parse cost about as much CPU as the
-# embedding, so a synchronous write path could not beat ~0.65x the raw encode throughput on 2 cores.
-# False: extract on the write path as before (no pending marks are written).
-DEFER_STRUCTURES = True
-# remember / remember_many upsert their vectors into the vector index just before their one transaction,
-# which then stores the records marked synced: the write's separate "mark synced" transaction (a commit and
-# an fsync) is spared. A crash between the two leaves vectors the store never got;
-# the next open drops them (engine/index/derived.py `commit_with_vectors`, docs/indexing.md "Batched remember").
-VECTORS_BEFORE_COMMIT = True
-# After an index is built from the store in bulk, its objects (hundreds of thousands at 100k memories) are
-# moved to the garbage collector's permanent generation (`gc.freeze`): a full collection, which a batched
-# write's allocations trigger every few batches, then no longer walks them (about 350 ms at 100k). They are
-# still freed by reference counting when dropped; they hold no reference cycles (engine/index/derived.py). The
-# cost: `gc.freeze` is process-wide, so every object alive at a build's end is frozen, the host program's
-# too; any of them that is, or later becomes, part of an unreachable reference cycle is never collected.
-# Set False where a long-lived host makes many such cycles before opening the engine.
-FREEZE_BUILT_INDEXES = True
 # The idle worker starts extracting once no write has come for this long (engine clock), in batches of
 # STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
 STRUCTURE_IDLE_SECONDS = 2.0
@@ -245,8 +218,6 @@ def temporal_pool(top_k: int) -> int:
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
 WINDOW_RADIUS = 2
-# Conversation messages' windows start with the day they were said ("8 May 2023"; engine/store/sqlite/fulltext.py).
-WINDOW_DATE_LINE = True
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
 # How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
@@ -274,5 +245,3 @@ EXACT_SEARCH_MAX_MEMORIES = 5000
 # 384-dim default model, 4 with a 768-dim one), built on the first fused recall, following this engine's
 # writes (rebuilt only after another connection's); larger stores read each recall's pool from SQLite.
 CANDIDATE_TABLE_MAX_MEMORIES = 150_000
-# The preset `hebbs recall` uses when no strategy is named.
-DEFAULT_PRESET = "recommended"

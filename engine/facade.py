@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import config
-from engine.analogy.text import EXTRACTOR_META_KEY, StructureExtractor, extractor_named
+from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
@@ -45,13 +44,13 @@ from engine.api.responses import (
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import MemoryNotFoundError, StoreError, ValidationError
 from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
-from engine.names import normalise
 from engine.recall import scoring
+from engine.recall.browse import Browser
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
@@ -119,16 +118,17 @@ class MemoryEngine:
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
         self.clock: Clock = clock or SystemClock()
-        # Cues are read with the extractor that wrote the store's structures unless told otherwise.
-        chosen = extractor or extractor_named(self._store.get_meta(EXTRACTOR_META_KEY))
+        # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
+        chosen = extractor or EpisodeExtractor()
         self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
-        # Structures follow writes (config.DEFER_STRUCTURES): extracted before any read of them, or when idle.
+        # Structures follow writes: extracted before any read of them, or when idle.
         self._structures = StructureFollower(self._store, self._indexes, lambda: self._writer.extractor, self.clock)
         self._writer.after_commit = self._structures.wrote
         self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
                                   lambda: self._writer.extractor, self.clock)
+        self._browser = Browser(self._store, self._indexes, self._entities, self._recaller.resolve_entity)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
@@ -137,7 +137,7 @@ class MemoryEngine:
             AddEdgesRequest: lambda r: EdgesResponse(tuple(self._writer.add_edges(r.edges))),
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
-            ListRequest: self._list,
+            ListRequest: self._browser.page,
             StatsRequest: self._stats,
             NeighbourhoodRequest: lambda r: neighbourhood(self._store, self._indexes, r),
             RecallRequest: lambda r: RecallResponse(tuple(self._recaller.recall(r))),
@@ -318,55 +318,22 @@ class MemoryEngine:
         response: ListResponse = self.handle(ListRequest.parse(filters))
         return response
 
-    def _list(self, request: ListRequest) -> ListResponse:
-        start, end = request.time_range or (None, None)
-        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
-        memories, total = self._store.list_memories(
-            entity_id=entity,
-            kind=request.kind,
-            start=start,
-            end=end,
-            min_importance=request.min_importance,
-            include_revisions=request.include_revisions,
-            limit=request.limit,
-            offset=request.offset,
-        )
-        return ListResponse(tuple(memories), total, request.limit, request.offset)
-
     def search_text(self, text: str, **filters: Any) -> ListResponse:
         """`list_page` restricted to memories whose content contains `text` (case-insensitive for ASCII
         letters): a plain substring search for people browsing a store, not a ranked recall."""
         needle = text.strip()
         if not needle:
             raise ValidationError("a search text is required")
-        request = ListRequest.parse(filters)
-        start, end = request.time_range or (None, None)
-        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
-        memories, total = self._store.list_memories(
-            entity_id=entity, kind=request.kind, start=start, end=end, min_importance=request.min_importance,
-            include_revisions=request.include_revisions, limit=request.limit, offset=request.offset,
-            contains=needle,
-        )
-        return ListResponse(tuple(memories), total, request.limit, request.offset)
+        return self._browser.page(ListRequest.parse(filters), contains=needle)
 
     def revisions_of(self, memory_id: str) -> list[Memory]:
         """The earlier states of a memory (each revise keeps one as a `revision` memory), newest first."""
-        if not self._store.existing([memory_id]):
-            raise MemoryNotFoundError(f"no memory with id {memory_id}")
-        earlier = self._store.ids_with_revisions([memory_id])[1:]
-        found = self._store.get_many(earlier)
-        return sorted(found.values(), key=lambda m: (m.updated_at, m.id), reverse=True)
+        return self._browser.revisions_of(memory_id)
 
     def entities_named_in(self, text: str) -> list[str]:
         """Entities with memories that a text names (their id or a registry alias, as whole words), in the
         order the text first names them: e.g. the entity a temporal recall of a cue is about."""
-        words = f" {_plain_words(text)} "
-        names: dict[str, set[str]] = {e: {_plain_words(e)} for e in self.entities()}
-        for record in self._entities.load():
-            if record.id in names:
-                names[record.id].update(_plain_words(a) for a in record.aliases)
-        found = [(words.find(f" {n} "), e) for e, forms in names.items() for n in forms if n and f" {n} " in words]
-        return list(dict.fromkeys(e for _, e in sorted(found)))
+        return self._browser.entities_named_in(text)
 
     def resolve_entity(self, entity_id: str) -> str:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
@@ -378,18 +345,7 @@ class MemoryEngine:
         """The full id a short id means: an id as given, else the one memory whose id starts or ends with the
         text (the workbench shows the last 8 characters); AmbiguousMemoryIdError lists the candidates when
         several match, MemoryNotFoundError when none does."""
-        fragment = text.strip()
-        if not fragment:
-            raise ValidationError("a memory id is required")
-        if self._store.existing([fragment]):
-            return fragment
-        matches = self._store.ids_matching(fragment, limit=6)
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise MemoryNotFoundError(f"no memory with id {fragment}")
-        listed = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-        raise AmbiguousMemoryIdError(f"{fragment!r} matches several memories ({listed}): give more characters")
+        return self._browser.resolve_memory_id(text)
 
     def edges_of(self, memory_id: str) -> list[Edge]:
         return self._store.edges_of(memory_id)
@@ -442,7 +398,7 @@ class MemoryEngine:
             return self._structures.catch_up()
 
     def pending_structures(self) -> int:
-        """How many memories wait for their relational structure (config.DEFER_STRUCTURES)."""
+        """How many memories wait for their relational structure."""
         return self._structures.pending()
 
     def neighbourhood(self, memory_id: str, **params: Any) -> NeighbourhoodResponse:
@@ -505,8 +461,3 @@ def _create_private_file(path: Path) -> None:
     if not path.exists() and os.access(path.parent, os.W_OK):
         with contextlib.suppress(FileExistsError):
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-
-
-def _plain_words(text: str) -> str:
-    """A name or text as lower-case words separated by single spaces (punctuation dropped)."""
-    return " ".join(re.sub(r"[^\w ]+", " ", normalise(text)).split())

@@ -1,7 +1,7 @@
 """`StructureFollower`: relational structures as a derived index that follows writes.
 
 Extracting a memory's structure (spaCy's parse, engine/analogy/text.py) costs about as much CPU as embedding
-it, so with `config.DEFER_STRUCTURES` a write commits the memory with a durable "structure pending" mark
+it, so a write commits the memory with a durable "structure pending" mark
 (the record store's `pending_structures` table, same transaction) and returns. The structure is then
 extracted, like the HNSW graph is derived from the stored vectors, by
 
@@ -179,7 +179,7 @@ class StructureFollower:
 
     def _start(self) -> None:
         """Start the worker thread once (the caller holds `_wake`)."""
-        if self._worker is None and not self._closing and not self._store.read_only and config.DEFER_STRUCTURES:
+        if self._worker is None and not self._closing and not self._store.read_only:
             self._worker = threading.Thread(target=self._run, name="hebbs-structures", daemon=True)
             self._worker.start()
 

@@ -1,11 +1,10 @@
 """`Writer`: the one write path, below both the facade and ingestion.
 
-validate (done by `engine.api` parse) -> assign ids and times -> embed (and, with
-`config.DEFER_STRUCTURES` off, extract structure) -> (a remember: its vectors into the vector index) -> one
-SQLite transaction (the truth, embeddings included, and a "structure pending" mark per memory whose
-structure is deferred) -> the derived indexes. A crash after the commit is repaired on the next open from
-the `vector_synced` marks, vectors upserted before a commit that never happened are dropped then, and
-pending structures are extracted before anything reads structures (engine/structures.py), so an
+validate (done by `engine.api` parse) -> assign ids and times -> embed -> (a remember: its vectors into the
+vector index) -> one transaction (the truth, embeddings included, and a "structure pending" mark per memory:
+structures follow writes, engine/structures.py) -> the derived indexes. A crash after the commit is
+repaired on the next open from the `vector_synced` marks, vectors upserted before a commit that never
+happened are dropped then, and pending structures are extracted before anything reads structures, so an
 acknowledged write is never lost and never half-visible (recall only returns ids the record store holds).
 """
 
@@ -14,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -68,32 +66,17 @@ class Writer:
     def embed_and_extract(
         self, texts: Sequence[str], progress: Progress | None = None, reuse: dict[str, np.ndarray] | None = None
     ) -> tuple[np.ndarray, Sequence[Structure]]:
-        """Embeddings and structures of texts (texts found in `reuse` keep that vector; it gains the new
-        ones). With `config.DEFER_STRUCTURES` nothing is extracted here: every structure is None (pending).
-        With `config.OVERLAP_MODELS` the embedder runs on a worker thread while spaCy extracts the
-        structures here: both release the GIL in their heavy loops, so together they keep the cores busy
-        where one after the other left one idle during the parse."""
+        """Embeddings of texts (texts found in `reuse` keep that vector; it gains the new ones), and their
+        structures: none yet, every one pending (engine/structures.py extracts them after the write: the parse
+        costs about as much CPU as the embedding, so a write that waited for it could not beat ~0.65x the raw
+        encode throughput on 2 cores)."""
         known = reuse if reuse is not None else {}
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), []
         todo = list(dict.fromkeys(t for t in texts if t not in known))
-        structures: Sequence[Structure]
-        if config.DEFER_STRUCTURES:
-            vectors = self.embed(todo, progress)
-            structures = [None] * len(texts)
-        elif todo and config.OVERLAP_MODELS:
-            self.check_model()  # before the worker starts: a store of another model is refused here, unembedded
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
-                embedding = worker.submit(self.embed, todo, progress)
-                try:
-                    structures = self.extractor.extract(texts)
-                finally:
-                    vectors = embedding.result()  # waits for the worker (and raises its error) in every case
-        else:
-            vectors = self.embed(todo, progress)
-            structures = self.extractor.extract(texts)
+        vectors = self.embed(todo, progress)
         known.update(zip(todo, vectors, strict=True))
-        return np.stack([known[t] for t in texts]).astype(np.float32, copy=False), structures
+        return np.stack([known[t] for t in texts]).astype(np.float32, copy=False), [None] * len(texts)
 
     def reusable_vectors(self, ids: Sequence[str], kind: MemoryKind | None = None) -> dict[str, np.ndarray]:
         """Stored embeddings of the given memories (of one kind, if given), by content: re-indexing a text
@@ -131,11 +114,12 @@ class Writer:
         vectors_first: bool = False,
     ) -> None:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
-        bring the indexes up to date. Durable once this returns. `vectors_first` (remember, with
-        `config.VECTORS_BEFORE_COMMIT`): the vectors are upserted just before the transaction, which stores
-        them marked synced (`DerivedIndexes.commit_with_vectors`): one transaction instead of two."""
+        bring the indexes up to date. Durable once this returns. `vectors_first` (remember): the vectors are
+        upserted just before the transaction, which stores them marked synced
+        (`DerivedIndexes.commit_with_vectors`): one transaction and fsync instead of two. A crash between the
+        two leaves vectors the store never got; the next open drops them."""
         self._record_model(records)
-        if vectors_first and config.VECTORS_BEFORE_COMMIT:
+        if vectors_first:
             synced = self.indexes.commit_with_vectors(
                 [r.memory.id for r in records],
                 np.stack([r.embedding for r in records]),

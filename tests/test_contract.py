@@ -74,6 +74,7 @@ SCENARIO: list[tuple[str, dict[str, Any], type[HebbsError] | None]] = [
     ("recall", {"cue": "fan", "strategies": ["similarity", "causal"], "scoring_weights": "1:0:0:0"}, OK),
     ("recall", {"cue": "why did the fan fail", "strategies": ["lexical"], "top_k": 2}, OK),
     ("recall", {"cue": "rack fan", "preset": "recommended", "top_k": 3}, OK),
+    ("recall", {"cue": "rack fan", "top_k": 3}, OK),  # no strategies, no preset: the default preset
     ("recall", {"cue": "x", "preset": "best-ever"}, InvalidRecallError),
     ("recall", {"cue": " ", "strategies": ["lexical"]}, InvalidRecallError),
     ("recall", {"cue": "x", "strategies": ["telepathy"]}, InvalidRecallError),

@@ -16,6 +16,7 @@ st.set_page_config(page_title="hebbs workbench", page_icon="🧠", layout="wide"
 
 PAGES = [
     st.Page("screens/recall_lab.py", title="Recall lab", icon=":material/tune:", default=True),
+    st.Page("screens/calibration.py", title="Calibration", icon=":material/show_chart:"),
     st.Page("screens/timeline.py", title="Timeline", icon=":material/timeline:"),
     st.Page("screens/causal_graph.py", title="Causal graph", icon=":material/hub:"),
     st.Page("screens/analogies.py", title="Analogies", icon=":material/compare_arrows:"),

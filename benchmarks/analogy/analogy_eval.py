@@ -4,7 +4,7 @@ Every true and false analog and every distractor is stored as a memory; each cue
 `strategies=["analogical"]` over all of them (relevance alone: weights 1:0:0:0, so recency and importance
 do not decide). Reported per split (dev, heldout, all) and per method:
 - `embedding`: alpha 1 (the embedding alone),
-- `bag a=A`: the session-2 feature bag (`engine.analogy.bag`) blended with the embedding by alpha A,
+- `bag a=A`: the session-2 feature bag (`benchmarks.analogy.bag`) blended with the embedding by alpha A,
 - `mapper a=A`: this engine's two-stage recall with structure mapping.
 Figures: true-above-false accuracy, the true analog's mean reciprocal rank among all candidates, top-1.
 
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.analogy.bag import LexicalStructureExtractor, structural_similarity
 from engine import MemoryEngine
-from engine.analogy.bag import LexicalStructureExtractor, structural_similarity
 
 HERE = Path(__file__).resolve().parent
 ALPHAS = (0.0, 0.5)

@@ -99,11 +99,3 @@ class EpisodeExtractor:
         docs = [nlp(texts[0])] if len(texts) == 1 else nlp.pipe(list(texts), batch_size=self.batch_size)
         return [structure_of(episode_of(doc)) for doc in docs]
 
-
-def extractor_named(name: str | None) -> StructureExtractor:
-    """The extractor a store was written with: `bag` (the old feature bag, for comparisons), else episodes."""
-    if name == "bag":
-        from engine.analogy.bag import LexicalStructureExtractor
-
-        return LexicalStructureExtractor()
-    return EpisodeExtractor()

@@ -19,7 +19,7 @@ from engine import config, validation
 from engine.api.fields import EDGE_SPECS_SHAPE, TIME_RANGE_HELP, WEIGHTS_SHAPE, wire
 from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
-from engine.recall.presets import PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
+from engine.recall.presets import DEFAULT_PRESET, PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
 from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 
 TimeRange = tuple[datetime | None, datetime | None]
@@ -447,13 +447,15 @@ def _share(name: str, value: object, hi: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class RecallRequest:
-    """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2)."""
+    """A recall: the cue, the strategies, their parameters and the scoring weights (GUIDE section 2). Naming
+    neither strategies nor a preset runs `DEFAULT_PRESET` (engine/recall/presets.py), on every entry point."""
 
     OP: ClassVar[str] = "recall"
     cue: str = wire(str | None, default="", examples=("Acme meeting",))
     strategies: tuple[Strategy, ...] = wire(
-        list[str] | str | None, "similarity (default), temporal, causal, analogical, lexical; several are fused.",
-        default=(Strategy.SIMILARITY,),
+        list[str] | str | None, "similarity, temporal, causal, analogical, lexical; several are fused. None (and "
+        "no preset): the default preset, recommended.",
+        default=DEFAULT_PRESET.strategies,
     )
     top_k: int = wire(int | None, default=config.DEFAULT_TOP_K, examples=(config.DEFAULT_TOP_K,))
     scoring_weights: ScoringWeights = wire(WEIGHTS_SHAPE, "An object of weights, or R:T:I:F.", default=DEFAULT_WEIGHTS)
@@ -469,12 +471,12 @@ class RecallRequest:
         float | None, "Analogical: 0 = structure only, 1 = embedding only.", default=config.DEFAULT_ANALOGICAL_ALPHA
     )
     preset: str | None = wire(
-        str | None, "A named recipe (recommended, similarity, lexical).", default=None
+        str | None, "A named recipe (recommended, similarity, lexical).", default=DEFAULT_PRESET.name
     )
     fusion: FusionSettings = wire(
         dict[str, Any] | None,
         "Overrides of the fusion settings: weights, neighbour_weight, episode_weight, episode_decay, exact_search.",
-        default=PLAIN_FUSION,
+        default=DEFAULT_PRESET.fusion,
     )
 
     @property
@@ -494,13 +496,13 @@ class RecallRequest:
     def parse(cls, raw: Mapping[str, Any]) -> Self:
         values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
         preset_name = values.get("preset")
+        strategies = values.get("strategies")
         if preset_name in (None, ""):
-            preset_name = None
+            preset_name = DEFAULT_PRESET.name if strategies is None else None  # named strategies run as named
         elif not isinstance(preset_name, str) or preset_name not in PRESETS:
             raise InvalidRecallError(f"unknown preset {preset_name!r}; expected one of {', '.join(PRESETS)}")
-        strategies = values.get("strategies")
         if strategies is None:
-            strategies = list(PRESETS[preset_name].strategies) if preset_name else [Strategy.SIMILARITY]
+            strategies = list((PRESETS[preset_name] if preset_name else DEFAULT_PRESET).strategies)
         elif isinstance(strategies, str):
             strategies = [strategies]
         elif not isinstance(strategies, Iterable) or isinstance(strategies, Mapping):

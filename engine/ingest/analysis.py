@@ -70,13 +70,10 @@ class OfflineExtractor:
 
     def analyse(
         self, documents: Sequence[SourceDocument], known: Mapping[str, str] | None = None,
-        budget: TimeBudget | None = None, parsed: Parsed | None = None,
+        budget: TimeBudget | None = None,
     ) -> list[list[Draft]]:
-        """`parsed`: the documents' `parse` with the same `budget`, done ahead (the ingest pipeline parses
-        the next batch on a thread while this one is drafted); None parses here."""
         budget = budget if budget is not None else TimeBudget()
-        if parsed is None:
-            parsed = self.parse(documents, budget)
+        parsed = self.parse(documents, budget)
         out: list[list[Draft]] = [[] for _ in documents]
         gazetteer = Gazetteer(known or {})
         for doc, _ in parsed:

@@ -6,7 +6,7 @@ Each message's entity is its speaker, resolved against the entity registry as a 
 A message needs no per-sentence analysis (entities, dates, causal cues: a turn is already the unit, its
 speaker is its entity and its time is known), so conversations skip the spaCy extractor; each message
 still gets its relational structure (the writer's structure extractor) so analogical recall finds it:
-with `config.DEFER_STRUCTURES` it is committed pending and extracted later (engine/structures.py).
+it is committed pending and extracted later (engine/structures.py).
 
 Re-indexing: an unchanged file is not read further (its stamp is in the ledger). In a changed one, the
 messages whose chained hash is unchanged (everything up to the first change: a transcript that only grew

@@ -17,10 +17,10 @@ import logging
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import httpx
 
 from engine import config
 from engine.errors import ExtractorError
@@ -130,14 +130,13 @@ class LLMExtractor:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (configured URL)
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise ExtractorError(f"{self.url} answered HTTP {exc.code}") from None
-        except urllib.error.URLError as exc:
-            raise ExtractorError(f"cannot reach {self.url}: {exc.reason}") from None
+            response = httpx.post(self.url, content=body, headers=headers, timeout=self.timeout, follow_redirects=True)
+        except httpx.HTTPError as exc:
+            raise ExtractorError(f"cannot reach {self.url}: {exc}") from None
+        if response.is_error:
+            raise ExtractorError(f"{self.url} answered HTTP {response.status_code}")
+        payload = json.loads(response.content.decode("utf-8"))
         try:
             content = payload["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError):

@@ -165,14 +165,6 @@ class _Analysed:
 
 
 @dataclass
-class _Parsing:
-    """A batch's spaCy parse running ahead on the parser thread, charged to the batch's time budget."""
-
-    budget: TimeBudget
-    parsed: Future[Any]
-
-
-@dataclass
 class _Written:
     doc: SourceDocument
     drafts: list[Draft]
@@ -251,11 +243,10 @@ class _Run:
 
     def index(self, fresh: list[SourceDocument]) -> list[_Written]:
         """Batch after batch of documents: analyse, embed, resolve entities, commit. A worker thread embeds
-        one batch while the next is analysed (onnxruntime releases the GIL). With `config.OVERLAP_MODELS` a
-        third thread parses with spaCy ahead of the drafting (its matrix products release the GIL too); the
-        results are the same either way (tests/ingest/test_overlap.py). Each batch is committed as soon as its
-        vectors are there, so an interrupted run keeps every batch it finished and a rerun analyses only the
-        rest."""
+        one batch while the next is analysed (onnxruntime releases the GIL). Each batch is committed as soon
+        as its vectors are there, so an interrupted run keeps every batch it finished and a rerun analyses
+        only the rest. (A third thread parsing with spaCy ahead was measured no faster on 2 shared cores, and
+        0.65x with int8: the threads' Python parts queue for the GIL.)"""
         store = self.writer.store
         registry = EntityRegistry(store)
         records = registry.load()
@@ -268,15 +259,9 @@ class _Run:
         pending: _Analysed | None = None
         size = config.INGEST_DOCUMENT_BATCH
         chunks = [fresh[start : start + size] for start in range(0, len(fresh), size)]
-        overlap = config.OVERLAP_MODELS
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker, \
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-parse") as parser:
-            ahead = [self._parse_ahead(parser, chunk) for chunk in chunks[:2]] if overlap else []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
             for i, chunk in enumerate(chunks):
-                parsing = ahead[i] if i < len(ahead) else None
-                if overlap and i + 2 < len(chunks):  # two batches ahead at most: the parser never waits
-                    ahead.append(self._parse_ahead(parser, chunks[i + 2]))
-                analysed = self.timed("analysing", self._analyse_batch, chunk, known, vectors, worker, parsing)
+                analysed = self.timed("analysing", self._analyse_batch, chunk, known, vectors, worker)
                 if pending is not None:
                     written += self._commit(pending, vectors)
                 pending = analysed
@@ -286,20 +271,11 @@ class _Run:
         self.summary.llm_fallbacks = int(getattr(self.extractor, "fallbacks", 0))
         return written
 
-    def _parse_ahead(self, parser: ThreadPoolExecutor, chunk: list[SourceDocument]) -> _Parsing | None:
-        """The chunk's spaCy parse started on the parser thread, when the extractor can take it (the offline
-        one; an LLM extractor, or one whose `analyse` takes no `parsed`, analyses in one step)."""
-        parse = getattr(self.extractor, "parse", None)
-        if parse is None or "parsed" not in inspect.signature(self.extractor.analyse).parameters:
-            return None
-        limit = TimeBudget(self.file_seconds)
-        return _Parsing(limit, parser.submit(parse, chunk, limit))
-
     def _analyse_batch(self, chunk: list[SourceDocument], known: dict[str, str], vectors: dict[str, np.ndarray],
-                       worker: ThreadPoolExecutor, parsing: _Parsing | None = None) -> _Analysed:
+                       worker: ThreadPoolExecutor) -> _Analysed:
         """Drafts per document of the batch (None for one skipped with its reason), and its new texts sent
         to the worker to embed."""
-        drafts = self._analyse_chunk(chunk, known, parsing)
+        drafts = self._analyse_chunk(chunk, known)
         texts: dict[str, None] = {}
         for doc, doc_drafts in zip(chunk, drafts, strict=True):
             if doc_drafts is None:
@@ -338,18 +314,12 @@ class _Run:
         return [_Written(doc, ds, plan, _resolved_names(doc, ds, self.resolver))
                 for (doc, ds), plan in zip(done, plans, strict=True)]
 
-    def _analyse_chunk(self, chunk: list[SourceDocument], known: dict[str, str],
-                       parsing: _Parsing | None = None) -> list[list[Draft] | None]:
+    def _analyse_chunk(self, chunk: list[SourceDocument], known: dict[str, str]) -> list[list[Draft] | None]:
         """A document that makes the extractor fail, or goes over the time budget, is skipped with the
-        reason, not the whole run. `parsing`: the chunk's parse, started ahead."""
-        limit = parsing.budget if parsing is not None else TimeBudget(self.file_seconds)
+        reason, not the whole run."""
+        limit = TimeBudget(self.file_seconds)
         try:
-            if parsing is not None:
-                parsed = parsing.parsed.result()  # the parser's error, if any, is raised here
-                out: list[list[Draft] | None] = list(self.extractor.analyse(  # type: ignore[call-arg]
-                    chunk, known, budget=limit, parsed=parsed))
-            else:
-                out = list(_analyse(self.extractor, chunk, known, limit))
+            out: list[list[Draft] | None] = list(_analyse(self.extractor, chunk, known, limit))
         except Exception:
             if len(chunk) == 1:
                 raise

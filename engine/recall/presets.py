@@ -1,6 +1,8 @@
 """Named recall presets: a strategy mix and fusion settings chosen once, so users get them by name.
 
-`recommended` is what `hebbs recall` runs when no strategy is named. Its numbers were chosen on the LoCoMo
+`DEFAULT_PRESET` (`recommended`) is the recall that runs wherever none is named: `MemoryEngine.recall(cue)`,
+REST and gRPC requests without strategies (the official SDK's default), `hebbs recall` and the workbench's
+Recall lab. Its numbers were chosen on the LoCoMo
 tuning half only (benchmarks/locomo_eval.py); the held-out figures are in docs/benchmarks.md. Presets are
 module constants and never mutated; a request may override any of their fields.
 """
@@ -87,6 +89,9 @@ RECOMMENDED = RecallPreset(
         exact_search=True,
     ),
 )
+
+# The one default recall: a request that names neither strategies nor a preset runs this.
+DEFAULT_PRESET = RECOMMENDED
 
 PRESETS: Mapping[str, RecallPreset] = MappingProxyType(
     {

@@ -26,6 +26,7 @@ from engine.models import RecallResult, Strategy
 from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
 from engine.recall.lexical import lexical, with_matched_terms
+from engine.recall.presets import PLAIN_FUSION
 from engine.recall.ranking import Candidates, best_of, rank
 from engine.recall.strategies import Hit, RecallInputs, analogical, causal, similarity, temporal
 from engine.recall.unnamed import unnamed
@@ -85,6 +86,8 @@ class Recaller:
             top_k=config.MAX_TOP_K,
             scoring_weights=request.scoring_weights,
             entity_id=request.entity_id,
+            preset=None,  # its own mix, not the default preset
+            fusion=PLAIN_FUSION,
         )
         results = self.retrieve(recall)
         entity = self.resolve_entity(request.entity_id)

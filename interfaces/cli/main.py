@@ -31,7 +31,7 @@ from engine.api import (
 from engine.api.fields import wire_field
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
-from engine.recall.presets import PRESETS
+from engine.recall.presets import DEFAULT_PRESET, PRESETS
 from interfaces.cli.options import common_options, data_dir_option, field_option, format_option, server_option
 from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
@@ -259,7 +259,7 @@ def stats() -> None:
 @click.option(
     "--preset",
     metavar="NAME",
-    help=f"A named recall recipe: {', '.join(PRESETS)} (default {config.DEFAULT_PRESET} when no --strategy).",
+    help=f"A named recall recipe: {', '.join(PRESETS)} (default {DEFAULT_PRESET.name} when no --strategy).",
 )
 @field_option("--top-k", RecallRequest, "top_k", type=int)
 @click.option("--weights", metavar="R:T:I:F", help="Relevance:recency:importance:reinforcement weights.")
@@ -296,7 +296,7 @@ def recall(
         {
             "cue": cue,
             "strategies": list(strategies) or None,
-            "preset": preset or (None if strategies else config.DEFAULT_PRESET),
+            "preset": preset,  # none: the engine's default preset, unless strategies are named
             "top_k": top_k,
             "scoring_weights": weights,
             "entity_id": entity_id,

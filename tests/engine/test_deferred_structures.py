@@ -1,4 +1,4 @@
-"""Relational structures as a derived index (config.DEFER_STRUCTURES): writes commit a durable "pending" mark,
+"""Relational structures as a derived index (engine/structures.py): writes commit a durable "pending" mark,
 every read of structures extracts pending ones first, and an idle worker catches up in the background.
 
 Real engine, real spaCy, real Chroma, temp dirs, an injected clock; waits are for conditions, never sleeps.
@@ -55,12 +55,15 @@ def sync_engine(tmp_path: Path, embedder: Embedder, clock: ManualClock,
         engine.close()
 
 
-def _remember(engine: MemoryEngine, *, defer: bool, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.setattr(config, "DEFER_STRUCTURES", defer)
-    try:
-        return [m.id for m in engine.remember_many([{"content": t, "entity_id": "story"} for t in TEXTS])]
-    finally:
-        monkeypatch.setattr(config, "DEFER_STRUCTURES", True)
+def _remember(engine: MemoryEngine) -> list[str]:
+    return [m.id for m in engine.remember_many([{"content": t, "entity_id": "story"} for t in TEXTS])]
+
+
+def _remember_and_extract(engine: MemoryEngine) -> list[str]:
+    """What a write that extracted its structures itself would leave: nothing pending before any read."""
+    ids = _remember(engine)
+    engine.catch_up_structures()
+    return ids
 
 
 def _ranked(engine: MemoryEngine, **params: Any) -> list[tuple[str, float, float]]:
@@ -71,12 +74,12 @@ def _ranked(engine: MemoryEngine, **params: Any) -> list[tuple[str, float, float
 def test_writes_leave_structures_pending_and_the_barrier_extracts_them_as_synchronous_extraction_does(
     engine: MemoryEngine, sync_engine: Callable[[], MemoryEngine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ids = _remember(engine, defer=True, monkeypatch=monkeypatch)
+    ids = _remember(engine)
     assert engine.stats()["structures_pending"] == len(TEXTS)
     assert engine._store.structure_texts(ids)[ids[0]] == "{}"  # noqa: SLF001 - not extracted on the write path
     sync = sync_engine()
-    sync_ids = _remember(sync, defer=False, monkeypatch=monkeypatch)
-    assert sync.stats()["structures_pending"] == 0  # the old behaviour writes no marks
+    sync_ids = _remember_and_extract(sync)
+    assert sync.stats()["structures_pending"] == 0
     # The first read of a structure extracts every pending one; they equal what the write path extracted.
     assert engine.structure_of(ids[2]) == sync.structure_of(sync_ids[2])
     assert engine.stats()["structures_pending"] == 0
@@ -90,12 +93,12 @@ def test_analogical_recall_right_after_remember_many_scores_as_before(
     engine: MemoryEngine, sync_engine: Callable[[], MemoryEngine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sync = sync_engine()
-    _remember(sync, defer=False, monkeypatch=monkeypatch)
+    _remember_and_extract(sync)
     expected = {alpha: _ranked(sync, strategies=["analogical"], analogical_alpha=alpha) for alpha in (0.0, 0.5)}
     mixed = _ranked(sync, strategies=["similarity", "analogical"])
     # The deferred engine's feature index is built before the write, so the new memories join it later.
     assert engine.recall(CUE, strategies=["analogical"]) == []
-    _remember(engine, defer=True, monkeypatch=monkeypatch)
+    _remember(engine)
     assert engine.pending_structures() == len(TEXTS)
     assert _ranked(engine, strategies=["analogical"], analogical_alpha=0.0) == expected[0.0]
     assert _ranked(engine, strategies=["analogical"], analogical_alpha=0.5) == expected[0.5]
@@ -108,7 +111,7 @@ def test_another_engine_on_the_same_data_dir_extracts_pending_structures(
     engine: MemoryEngine, data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine.recall(CUE, strategies=["analogical"])  # this engine's feature index exists before the write
-    ids = _remember(engine, defer=True, monkeypatch=monkeypatch)
+    ids = _remember(engine)
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as other:
         assert other.stats()["structures_pending"] == len(TEXTS)
         theirs = _ranked(other, strategies=["analogical"], analogical_alpha=0.0)
@@ -126,7 +129,7 @@ def test_another_engine_on_the_same_data_dir_extracts_pending_structures(
 def test_a_revise_while_pending_keeps_each_text_with_its_own_structure(
     engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ids = _remember(engine, defer=True, monkeypatch=monkeypatch)
+    ids = _remember(engine)
     revised = engine.revise(ids[0], content=TEXTS[1])
     revision = next(m for m in engine.list_memories(kind="revision", limit=5))
     assert engine.pending_structures() == len(TEXTS) + 1  # the revision keeps the old text's pending mark
@@ -144,7 +147,7 @@ def test_the_idle_worker_empties_the_queue_once_writes_pause(
 ) -> None:
     monkeypatch.setattr(config, "STRUCTURE_IDLE_SECONDS", 30.0)
     monkeypatch.setattr(config, "STRUCTURE_IDLE_BATCH", 3)
-    ids = _remember(engine, defer=True, monkeypatch=monkeypatch)
+    ids = _remember(engine)
     follower = engine._structures  # noqa: SLF001 - the worker is what is under test
     assert engine.pending_structures() == len(TEXTS)  # no pause yet on the engine's clock: nothing extracted
     clock.advance(seconds=31)
@@ -169,7 +172,7 @@ def test_an_ingest_holds_the_idle_worker_until_it_ends(
 ) -> None:
     """The pauses between an ingest's commits are not idle time: the worker does not parse beside it."""
     monkeypatch.setattr(config, "STRUCTURE_IDLE_SECONDS", 30.0)
-    _remember(engine, defer=True, monkeypatch=monkeypatch)
+    _remember(engine)
     follower = engine._structures  # noqa: SLF001 - the worker's idea of idle time is what is under test
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -216,7 +219,7 @@ def test_close_stops_the_worker_promptly_and_what_is_left_stays_pending(
 def test_the_barrier_reads_no_table_while_the_store_is_unchanged(
     engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _remember(engine, defer=True, monkeypatch=monkeypatch)
+    _remember(engine)
     assert engine.catch_up_structures() == len(TEXTS)
     store = engine._store  # noqa: SLF001 - which reads the barrier makes is what is under test
     looked: list[int] = []

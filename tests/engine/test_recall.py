@@ -63,7 +63,7 @@ def ids_of(results: list) -> list[str]:
 
 
 def test_similarity_ranks_by_meaning_and_reports_distance(engine: MemoryEngine, story: dict) -> None:
-    results = engine.recall("pasta recipe with cheese", top_k=3)
+    results = engine.recall("pasta recipe with cheese", strategies=["similarity"], top_k=3)
     top = results[0]
     assert top.memory.id == story["pasta"].id
     detail = top.strategy_details[0]
@@ -83,7 +83,7 @@ def test_ef_search_is_validated_and_passed_to_the_index(engine: MemoryEngine, st
         return original(self, embedding, k, ef_search)
 
     monkeypatch.setattr(VectorIndex, "query", spy)
-    assert engine.recall("contract", top_k=3, ef_search=400)
+    assert engine.recall("contract", strategies=["similarity"], top_k=3, ef_search=400)
     assert seen[-1][1] == 400
     with pytest.raises(InvalidRecallError, match="ef_search"):
         engine.recall("contract", ef_search=0)

@@ -1,5 +1,5 @@
 """A remember upserts its vectors just before its one transaction, which stores them marked synced
-(config.VECTORS_BEFORE_COMMIT); a failure or crash in between leaves nothing the store does not hold."""
+(`DerivedIndexes.commit_with_vectors`); a failure or crash in between leaves nothing the store does not hold."""
 
 from __future__ import annotations
 

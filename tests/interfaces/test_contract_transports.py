@@ -30,6 +30,8 @@ from tests.interfaces.conftest import InProcess, strip_sdk_fields
 from tests.test_contract import SCENARIO, Outcome, python_api, run_scenario  # noqa: F401 (fixture)
 
 Call = Callable[[str, dict[str, Any]], Outcome]
+# A strategy the official protos cannot name (lexical) travels as UNSPECIFIED_STRATEGY.
+UNNAMED = "unnamed"
 
 
 def rest_caller(base: str) -> Call:
@@ -148,7 +150,7 @@ def _grpc_request(op: str, p: dict[str, Any]) -> tuple[str, Any]:
             if name in p:
                 config[name] = p[name]
         strategies = []
-        for s in p.get("strategies", ["similarity"]):
+        for s in p.get("strategies", []):  # none: the server's default, as the official SDK sends
             if s not in STRATEGY_TO:
                 raise Inexpressible("strategy")
             strategies.append(pb.RecallStrategyConfig(strategy_type=STRATEGY_TO[s], **config))
@@ -179,7 +181,8 @@ def _grpc_view(method: str, reply: Any) -> Any:
     if method == "Forget":
         return {"forgotten": reply.forgotten_count}
     return {"results": [{"memory": _memory(r.memory), "score": r.score,
-                         "strategies": [(STRATEGY_OF[d.strategy_type], d.relevance) for d in r.strategy_details]}
+                         "strategies": [(STRATEGY_OF.get(d.strategy_type, UNNAMED), d.relevance)
+                                        for d in r.strategy_details]}
                         for r in reply.results]}
 
 
@@ -191,7 +194,8 @@ def project(op: str, value: dict[str, Any]) -> Any:
         return {"forgotten": len(value["forgotten"])}
     if op == "recall":
         return {"results": [{"memory": memory(r["memory"]), "score": r["score"],
-                             "strategies": [(d["strategy"], d["relevance"]) for d in r["strategy_details"]]}
+                             "strategies": [(d["strategy"] if d["strategy"] in STRATEGY_TO else UNNAMED,
+                                             d["relevance"]) for d in r["strategy_details"]]}
                             for r in value["results"]]}
     return memory(value)
 

@@ -58,7 +58,6 @@ def remember_deferred_until_killed(data_dir: str, ack_path: str, trial: int) -> 
     pause needed), so a kill lands inside a write, a worker's extraction or its commit."""
     from engine import MemoryEngine, config
 
-    config.DEFER_STRUCTURES = True
     config.STRUCTURE_IDLE_SECONDS = 0.0
     config.STRUCTURE_IDLE_BATCH = 4
     with MemoryEngine(Path(data_dir), embedder=HashEmbedder()) as engine, open(ack_path, "a") as ack:

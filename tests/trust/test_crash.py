@@ -101,7 +101,7 @@ def test_kill_9_during_writes_loses_no_acknowledged_write(
 def test_kill_9_with_structures_pending_loses_none_and_the_next_analogical_recall_is_complete(
     tmp_path: Path, forkserver: multiprocessing.context.BaseContext
 ) -> None:
-    """Deferred structures (config.DEFER_STRUCTURES) with the idle worker extracting meanwhile: after each
+    """Deferred structures with the idle worker extracting meanwhile: after each
     kill every acknowledged memory is stored, and the next open's analogical recall first extracts every
     structure left pending, each equal to what the write path would have extracted."""
     from engine.analogy.text import EpisodeExtractor

@@ -78,7 +78,7 @@ def _read_only_checks(data: Path, kept_id: str, content: str, embedder: Embedder
         assert [m.id for m in engine.list_memories(entity_id="rack-7")] == [kept_id]
         found = engine.recall(content, strategies=["similarity"], top_k=1)  # needs Chroma, opened read-only
         assert [r.memory.id for r in found] == [kept_id]
-        # Its structure was left pending by the write (config.DEFER_STRUCTURES); reading it extracts it in
+        # Its structure was left pending by the write; reading it extracts it in
         # memory, since the file cannot be written.
         assert engine.pending_structures() == 1
         assert engine.structure_of(kept_id) == EpisodeExtractor().extract([content])[0]

@@ -25,6 +25,7 @@ MakeApp = Callable[..., AppTest]
 
 PAGES = {
     "recall_lab": "screens/recall_lab.py",
+    "calibration": "screens/calibration.py",
     "timeline": "screens/timeline.py",
     "causal_graph": "screens/causal_graph.py",
     "analogies": "screens/analogies.py",

@@ -7,10 +7,13 @@ import re
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+NO_PRESET = "none (the strategies above)"  # workbench/screens/recall_lab.py (a page script: not imported here)
+
 
 def recall(at: AppTest, cue: str, strategies: list[str] | None = None, **widgets: object) -> AppTest:
     at.text_input(key="lab_cue").set_value(cue)
-    if strategies is not None:
+    if strategies is not None:  # named strategies: no preset (the lab starts from the default preset)
+        at.selectbox(key="lab_preset").set_value(NO_PRESET).run()  # the strategies are enabled again
         at.multiselect(key="lab_strategies").set_value(strategies)
         at.run()
     for key, value in widgets.items():

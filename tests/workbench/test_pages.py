@@ -35,6 +35,7 @@ def test_page_renders_on_an_empty_store(make_app: MakeApp, empty_store: Path, pa
 
 EXPECTED_ON_SAMPLE = {
     "recall_lab": "type a cue",
+    "calibration": "type a cue",
     "timeline": "size is importance",
     "causal_graph": "memories reached",
     "analogies": "describe a situation",

@@ -8,9 +8,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine import WEIGHT_PRESETS, MemoryEngine, RecallResult, ScoringWeights
+from engine.recall.presets import DEFAULT_PRESET
 from engine.recall.scoring import composite
 from tests.workbench.conftest import MakeApp, Store, open_engine
-from tests.workbench.helpers import plain, recall, table
+from tests.workbench.helpers import NO_PRESET, plain, recall, table
 
 WEIGHT_KEYS = ("lab_w_relevance", "lab_w_recency", "lab_w_importance", "lab_w_reinforcement")
 
@@ -202,6 +203,7 @@ def test_weights_survive_a_page_switch(lab: tuple[AppTest, MemoryEngine]) -> Non
 
 def test_inputs_survive_a_page_switch_and_go_into_the_url(lab: tuple[AppTest, MemoryEngine]) -> None:
     at, _ = lab
+    at.selectbox(key="lab_preset").set_value(NO_PRESET).run()
     at.multiselect(key="lab_strategies").set_value(["similarity", "analogical"]).run()
     at.slider(key="lab_alpha").set_value(0.3).run()
     assert url_values(at, "strategy") == ["similarity", "analogical"]
@@ -228,6 +230,7 @@ def test_a_link_restores_the_view(make_app: MakeApp, scratch_store: Store, monke
     assert not at.exception and not at.error
     assert at.text_input(key="lab_cue").value == "checkout crashed"
     assert at.multiselect(key="lab_strategies").value == ["similarity"]  # an unknown value is ignored
+    assert at.selectbox(key="lab_preset").value == NO_PRESET  # a link naming strategies runs them
     assert at.slider(key="lab_w_importance").value == 0.6
     assert at.number_input(key="lab_top_k").value == 5
     # and the results: re-run once, without counting, and not marked stale
@@ -284,8 +287,10 @@ def test_a_historical_as_of_gives_recency_back(lab: tuple[AppTest, MemoryEngine]
 
 def test_the_recommended_preset_and_the_lexical_strategy(make_app: MakeApp, scratch_store: Store) -> None:
     path, _ = scratch_store
-    at = recall(make_app(path), "launch testing skipped", lab_preset="recommended")
+    at = recall(make_app(path), "launch testing skipped")  # the lab starts from the one default preset
     assert not at.exception and not at.error
+    assert at.selectbox(key="lab_preset").value == DEFAULT_PRESET.name
+    assert at.session_state["lab_strategies_ran"] == [s.value for s in DEFAULT_PRESET.strategies]
     assert at.session_state["lab_strategies_ran"] == ["similarity", "lexical"]
     details = {d.strategy.value for r in at.session_state["lab_results"] for d in r.strategy_details}
     assert "lexical" in details

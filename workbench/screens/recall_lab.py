@@ -14,6 +14,7 @@ import streamlit as st
 
 from engine import WEIGHT_PRESETS, MemoryEngine, RecallResult, ScoringWeights, build_request, config
 from engine.models import EdgeType, Strategy
+from engine.recall.presets import DEFAULT_PRESET
 from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
 from workbench import components, explain, urlstate, views
@@ -56,7 +57,7 @@ FIELDS = [
 DEFAULTS: dict[str, Any] = {
     "lab_cue": "",
     "lab_strategies": [Strategy.SIMILARITY.value],
-    "lab_preset": NO_PRESET,
+    "lab_preset": DEFAULT_PRESET.name,
     "lab_top_k": config.DEFAULT_TOP_K,
     "lab_ef_search": config.DEFAULT_EF_SEARCH,
     "lab_entity": NO_ENTITY,
@@ -72,6 +73,8 @@ DEFAULTS: dict[str, Any] = {
 def _init() -> None:
     """Restore inputs (this session's copy, else the URL), then fill the rest with defaults."""
     urlstate.restore("lab", FIELDS)
+    if "lab_preset" not in st.session_state and st.query_params.get_all("strategy"):
+        st.session_state["lab_preset"] = NO_PRESET  # a link naming strategies runs them, as a request does
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
 
@@ -145,7 +148,7 @@ def retrieval_controls(engine: MemoryEngine, cue: str) -> dict[str, Any]:
                    f"{', '.join(s.value for s in RECALL_PRESETS[preset].strategies)}.")
     preset = sb.selectbox("Recall preset", PRESET_NAMES, key="lab_preset",
                           help="A named recipe of strategies and fusion (it replaces the strategies above); "
-                          "`recommended` is what `hebbs recall` runs by default.")
+                          f"`{DEFAULT_PRESET.name}` is the default everywhere (engine, APIs, CLI, here).")
     top_k = sb.number_input("top_k", 1, config.MAX_TOP_K, key="lab_top_k")
     params: dict[str, Any] = {"cue": cue, "strategies": strategies, "top_k": int(top_k)}
     if preset != NO_PRESET:

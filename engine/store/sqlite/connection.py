@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_target ON edges (target);
 CREATE TABLE IF NOT EXISTS pending_vector_deletes (id TEXT PRIMARY KEY);
--- Memories whose relational structure is not extracted yet (config.DEFER_STRUCTURES): marked in the write's
+-- Memories whose relational structure is not extracted yet: marked in the write's
 -- own transaction, cleared in the one that stores the structure. Readers of structures extract these first.
 CREATE TABLE IF NOT EXISTS pending_structures (id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
 """

@@ -208,7 +208,7 @@ def date_line(created_at: int, context: dict[str, Any]) -> str:
     """The day a conversation message was said, written out ("8 May 2023"), for its window: a cue that
     names the month or year of a chat then matches it. Empty for other memories, whose creation time is
     when they were stored, not when their content happened."""
-    if not config.WINDOW_DATE_LINE or "conversation" not in context:
+    if "conversation" not in context:
         return ""
     day = datetime.fromtimestamp(created_at / 1_000_000, UTC)
     return f"{day.day} {day:%B %Y}"

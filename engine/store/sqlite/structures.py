@@ -19,7 +19,7 @@ from engine.store.sqlite.memories import MEMORY_COLUMNS, row_to_memory
 
 
 class StructureTable(SqliteConnection):
-    """Structures (what analogical recall compares) and their pending marks (config.DEFER_STRUCTURES)."""
+    """Structures (what analogical recall compares) and their pending marks."""
 
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         rows = self._query(f"SELECT {MEMORY_COLUMNS}, embedding, structure FROM memories WHERE id = ?", (memory_id,))

@@ -1,0 +1,124 @@
+"""LoCoMo on the path users run: the default recall, default weights, every recall counted, a live clock.
+
+The relevance-only figures (benchmarks/locomo_eval.py) ask each question with `retrieve` (nothing counted) and
+weights 1/0/0/0. Users run `hebbs recall "question"` / `MemoryEngine.recall(question)`: the default preset
+(engine/recall/presets.py DEFAULT_PRESET), the default weights 0.5/0.2/0.2/0.1, and every memory a recall
+returns gets access_count + 1, which the next recall's reinforcement reads. Here each conversation's questions
+are asked in the file's order, one after another, on one store, through `MemoryEngine.recall(cue, top_k=k)`,
+with the clock standing `days` after the last session (recency is live: at +1 day the last weeks' turns are
+recent, at +30 days none is). Each path starts from a copy of the freshly imported store (no earlier path's
+counts).
+
+Reported beside turn-level R@k (the paper's measure): session-level hit@k, whether any session that holds an
+evidence turn appears among the top k (other systems publish session-level figures). R@k and hit@k are read off
+the top_k list for every k <= top_k.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks import locomo
+from benchmarks.progress import bar
+from engine import MemoryEngine
+from engine.clock import ManualClock
+
+
+@dataclass(frozen=True)
+class UserPath:
+    days: int  # the clock: the conversation's last session + this many days
+    top_k: int
+
+    @property
+    def name(self) -> str:
+        return f"default, counted, +{self.days} day{'s' if self.days != 1 else ''}, top_k {self.top_k}"
+
+
+PATHS = tuple(UserPath(days, top_k) for days in (1, 30) for top_k in (10, 50))
+
+
+@dataclass
+class Score:
+    conversation: str
+    category: int
+    recall: dict[int, float]  # k -> turn-level R@k
+    hit: dict[int, float]  # k -> session-level hit@k (1.0 / 0.0)
+
+
+def session_hit(retrieved: Sequence[str], evidence: Sequence[str]) -> float:
+    """1.0 when a session holding an evidence turn is among `retrieved` (dia ids, already cut to k); a question
+    without evidence counts as 1, as in R@k."""
+    if not evidence:
+        return 1.0
+    wanted = {e.split(":")[0] for e in evidence}
+    return 1.0 if any(d.split(":")[0] in wanted for d in retrieved) else 0.0
+
+
+def score(conv: str, category: int, got: Sequence[str], evidence: Sequence[str], top_k: int) -> Score:
+    ks = [k for k in locomo.KS if k <= top_k]
+    return Score(conv, category, {k: locomo.recall_at_k(got[:k], evidence) for k in ks},
+                 {k: session_hit(got[:k], evidence) for k in ks})
+
+
+def run(
+    convs: Sequence[locomo.Conversation], embedder: Any, paths: Sequence[UserPath] = PATHS
+) -> dict[str, list[Score]]:
+    """Every path over every conversation: import once, then each path on its own copy of the store."""
+    out: dict[str, list[Score]] = {p.name: [] for p in paths}
+    if not convs:
+        return out
+    work = Path(tempfile.mkdtemp(prefix="hebbs-locomo-paths-"))
+    total = sum(len(c.questions) for c in convs) * len(paths)
+    try:
+        with bar(f"LoCoMo, the path users run: {len(convs)} conversations x {len(paths)} paths", total) as update:
+            done = 0
+            for conv in convs:
+                base = work / conv.sample_id
+                with MemoryEngine(base, embedder=embedder, clock=ManualClock(conv.last_time)) as engine:
+                    dia_of = locomo.import_conversation(engine, conv)
+                for path in paths:
+                    copy = work / f"{conv.sample_id}-{path.days}-{path.top_k}"
+                    shutil.copytree(base, copy)
+                    clock = ManualClock(conv.last_time + timedelta(days=path.days))
+                    with MemoryEngine(copy, embedder=embedder, clock=clock) as engine:
+                        for q in conv.questions:
+                            got = [dia_of.get(r.memory.id, "") for r in engine.recall(q.question, top_k=path.top_k)]
+                            out[path.name].append(score(conv.sample_id, q.category, got, q.evidence, path.top_k))
+                            done += 1
+                            if done % 50 == 0:
+                                update(done, total)
+                    shutil.rmtree(copy, ignore_errors=True)
+            update(total, total)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def aggregate(scores: Sequence[Any], only: Sequence[str] | None = None) -> dict[str, Any]:
+    """R@k and hit@k (fractions) overall, and R@10 per category, for the k every chosen question has."""
+    chosen = [s for s in scores if only is None or s.conversation in only]
+    out: dict[str, Any] = {"questions": len(chosen)}
+    for k in locomo.KS:
+        out[f"R@{k}"] = _mean([s.recall.get(k) for s in chosen])
+        out[f"hit@{k}"] = _mean([s.hit.get(k) for s in chosen])
+    out["R@10 by category"] = {f"{cat} {label}": _mean([s.recall.get(10) for s in chosen if s.category == cat])
+                               for cat, label in locomo.CATEGORIES.items()}
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean, rounded; None when there is nothing or a question lacks the figure (k above its top_k)."""
+    known = [v for v in values if v is not None]
+    return round(sum(known) / len(known), 4) if known and len(known) == len(values) else None
+
+
+def report(scores: dict[str, list[Any]]) -> dict[str, Any]:
+    """Each path's figures on the tuning half, the held-out half and all ten."""
+    return {name: {"tune": aggregate(s, locomo.TUNE), "heldout": aggregate(s, locomo.HELDOUT), "all": aggregate(s)}
+            for name, s in scores.items()}
