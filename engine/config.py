@@ -44,19 +44,11 @@ EMBEDDING_BACKENDS = ("onnx", "torch")
 DEFAULT_EMBEDDING_BACKEND = "onnx"
 # Where the exported ONNX graphs live: `HEBBS_MODEL_CACHE`, else a per-user cache directory.
 MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
-# onnxruntime threads. One intra-op thread per run keeps a single cue's tail as tight as its median on a
-# busy 2-core machine (no spinning threads fighting for cores); large batches are split into sub-batches
-# run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
-ONNX_INTRA_OP_THREADS = 1
-ONNX_BATCH_WORKERS = 2
 # Rows per onnxruntime run on the batch path (texts sorted by token length first, so a run pads little).
 # Small runs keep the activations in the core's cache: embedding the sample corpus' 878 texts (19 tokens on
 # average) on one thread cost 4.35-4.45 s of CPU in runs of 8-16 rows, 4.5 s in 32, 5.1 s in 64, 5.6 s in 100.
 # The vectors are the same whatever the run's size (tests/engine/test_embedding.py).
 ONNX_BATCH_ROWS = 16
-# Fewer texts than this run as one sub-batch: a recall's cue and its unnamed form (two short texts) cost about
-# one run that way (18.3 vs 17.9 ms for the cue alone at load 8), twice one when split over two threads (35 ms).
-ONNX_SPLIT_MIN_TEXTS = 8
 ONNX_OPSET = 17
 # Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
 # quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
@@ -202,8 +194,6 @@ INGEST_DOCUMENT_BATCH = 8
 # STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
 STRUCTURE_IDLE_SECONDS = 2.0
 STRUCTURE_IDLE_BATCH = 16
-# Pending structures extracted per transaction by the read barrier.
-STRUCTURE_CATCHUP_BATCH = 512
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
@@ -220,19 +210,12 @@ def temporal_pool(top_k: int) -> int:
 WINDOW_RADIUS = 2
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
-# How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
-LEXICAL_POOL = 100
 # BM25 saturation (k1) and length normalisation (b) of the lexical tables (engine/store/sqlite/fulltext.py). FTS5's
 # built-in bm25() fixes them at 1.2 / 0.75; these were chosen on LoCoMo's tuning half only
 # (benchmarks/locomo_eval.py, conv-26/30/41/42/43): short turns and windows want early saturation and no
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# Posting lists kept in memory for lexical search (engine/index/postings.py), in entries (8 bytes each) over
-# all terms; beyond it they are dropped and read again as cues need them.
-LEXICAL_POSTINGS_KEPT = 5_000_000
-# Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
-LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
 FUSION_POOL = 100
 # The fused list handed to the composite score: this many times top_k (at least FUSION_POOL); the rest of
