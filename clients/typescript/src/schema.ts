@@ -549,7 +549,7 @@ export interface components {
             seed_memory_id?: string | null;
             /**
              * Strategies
-             * @description similarity (default), temporal, causal, analogical, lexical; several are fused.
+             * @description similarity, temporal, causal, analogical, lexical; several are fused. None (and no preset): the default preset, recommended.
              */
             strategies?: string[] | string | null;
             /**
