@@ -68,6 +68,13 @@ def _is_ip(host: str) -> bool:
     return True
 
 
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _host_of(value: str) -> str:
     """The host name of a Host header or an Origin (no port, lower case)."""
     if "//" not in value:
@@ -81,7 +88,13 @@ class RequestGuard:
         self.allowed = {"localhost"} | {h.lower().strip("[]") for h in allowed_hosts if h}
 
     def allows(self, host: str) -> bool:
+        """A Host header this server answers to: a DNS-rebinding page's Host is its own name, never an IP."""
         return host in self.allowed or _is_ip(host)
+
+    def same_site(self, origin: str, host: str) -> bool:
+        """A web page's Origin that may call this server: its own pages (the Host it was reached by), its
+        names and loopback addresses. Any other origin, an IP literal or `null` included, is a foreign page."""
+        return bool(origin) and (origin == host or origin in self.allowed or _is_loopback(origin))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -94,11 +107,8 @@ class RequestGuard:
                                      "--allow-host NAME to accept that name")
             return
         origin = headers.get(b"origin", b"").decode("latin-1")
-        if origin and origin != "null" and not self.allows(_host_of(origin)):
+        if origin and not self.same_site(_host_of(origin), host):
             await _refuse(send, 403, f"requests from the web page origin {origin!r} are refused")
-            return
-        if origin == "null":
-            await _refuse(send, 403, "requests from a sandboxed or local web page (Origin: null) are refused")
             return
         method, path = scope["method"], scope["path"]
         if method in ("POST", "PUT", "PATCH"):
