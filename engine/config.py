@@ -117,7 +117,20 @@ DEFAULT_GRPC_PORT = 6380
 SERVER_ENV = "HEBBS_SERVER"  # the CLI sends its commands to this server instead of opening the data dir
 CHROMA_URL_ENV = "HEBBS_CHROMA_URL"  # the vector index on a Chroma server instead of embedded
 SERVER_TIMEOUT_SECONDS = 300.0  # a CLI request to a server (indexing a folder can take minutes)
-SHUTDOWN_GRACE_SECONDS = 10.0  # in-flight requests get this long to finish on SIGTERM/SIGINT
+SHUTDOWN_GRACE_SECONDS = 10.0  # reads in flight get this long on SIGTERM/SIGINT; a write is always waited for
+# What a network client may send (docs/reliability.md lists them; `hebbs serve` enforces them, the Python API
+# does not: a bulk import in-process may be as large as memory allows).
+MAX_BATCH_ITEMS = 5_000  # memories in one remember-batch request
+MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one REST body or gRPC message (uploads: MAX_UPLOAD_BYTES)
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024  # one /v1/upload body, all its files together
+MAX_UPLOAD_NAME_BYTES = 255  # one component of an uploaded file's name (what file systems allow)
+# A REST request's headers must arrive within HEADER_READ_SECONDS (else the connection is closed), and its
+# body must keep arriving: at most BODY_READ_SECONDS between its parts (else 408). Env overrides them.
+HEADER_READ_SECONDS = float(os.environ.get("HEBBS_HEADER_READ_SECONDS") or 10.0)
+BODY_READ_SECONDS = float(os.environ.get("HEBBS_BODY_READ_SECONDS") or 30.0)
+WRITE_CHUNK_ITEMS = 500  # a served batch larger than this is committed in chunks, reads running between them
+IDEMPOTENCY_KEYS_KEPT = 10_000  # the newest idempotency keys remembered (oldest forgotten first)
+IDEMPOTENCY_KEY_BYTES = 200
 
 
 def default_data_dir() -> Path:

@@ -8,7 +8,9 @@ builds its request with the same `parse`, so validation is identical everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,9 +55,11 @@ from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
 from engine.store.entities import EntityRegistry
-from engine.store.errors import store_errors
+from engine.store.errors import as_store_error, store_errors
 from engine.store.interface import Storage
+from engine.store.ledger import Ledger
 from engine.store.records import RecordStore
+from engine.store.replies import Replies
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
@@ -95,7 +99,7 @@ class MemoryEngine:
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            _make_private_dir(self.data_dir)
             # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
             # A folder this process cannot write is opened for reading only and owns nothing.
             self._owner = (
@@ -104,9 +108,12 @@ class MemoryEngine:
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
+            _create_private_file(self.data_dir / config.RECORDS_FILENAME)
             self._store: Storage = RecordStore(self.data_dir / config.RECORDS_FILENAME)
         except BaseException as exc:
             self._owner.release()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise as_store_error(exc, self.data_dir) from exc
             if isinstance(exc, OSError):
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
@@ -152,6 +159,11 @@ class MemoryEngine:
         self.close()
 
     @property
+    def replies(self) -> Replies:
+        """Replies kept under idempotency keys (servers use them: engine/store/replies.py)."""
+        return Replies(self._store)
+
+    @property
     def embedder(self) -> Embedder:
         return self._writer.embedder
 
@@ -178,7 +190,7 @@ class MemoryEngine:
             handler = self._handlers[type(request)]
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
-        with store_errors():
+        with store_errors(self.data_dir):
             return handler(request)
 
     # --- writes ----------------------------------------------------------------------------------------
@@ -198,7 +210,7 @@ class MemoryEngine:
     ) -> list[Memory]:
         """Store a batch atomically: all are validated first, embedded in batches, committed together."""
         request = RememberManyRequest.parse({"items": items})
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._writer.remember(request.items, progress)
 
     def add_edge(self, source: str, target: str, type: EdgeType | str, confidence: float = 1.0, **attrs: Any) -> Edge:
@@ -233,7 +245,7 @@ class MemoryEngine:
         request = IngestRequest.parse(
             {"paths": list(paths), "extractor": None if instance else extractor, "file_seconds": file_seconds}
         )
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._ingest(request.paths, progress, instance or request.extractor, request.file_seconds)
 
     def _ingest(
@@ -276,12 +288,15 @@ class MemoryEngine:
                     "(prefix=True, or --prefix, also matches an alias or unique prefix)"
                 )
             targets.extend(of_entity)
-        forgotten = self._writer.forget(targets)
+        # A document's propositions were derived from it: they go with it (and so does its uploaded file).
+        named = set(targets)
+        derived = [i for i in dict.fromkeys(Ledger(self._store).derived_from(targets)) if i not in named]
+        forgotten = self._writer.forget([*targets, *derived])
         if forgotten:
             self._entities.purge_unreferenced()
             self._store.checkpoint()
             remove_unreferenced_uploads(self.data_dir, self._store)
-        return ForgetResponse(tuple(forgotten))
+        return ForgetResponse(tuple(forgotten), len(set(derived) & set(forgotten)))
 
     # --- reads -----------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
@@ -341,7 +356,7 @@ class MemoryEngine:
 
     def structure_of(self, memory_id: str) -> dict[str, Any]:
         """The relational structure stored with a memory (what analogical recall compares)."""
-        with store_errors():
+        with store_errors(self.data_dir):
             self._structures.catch_up()
         record = self._store.get_record(memory_id)
         if record is None:
@@ -379,7 +394,7 @@ class MemoryEngine:
 
     def catch_up_structures(self) -> int:
         """Extract every pending structure now (what any read of structures does first); returns how many."""
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._structures.catch_up()
 
     def pending_structures(self) -> int:
@@ -432,3 +447,17 @@ class MemoryEngine:
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
 
+
+def _make_private_dir(folder: Path) -> None:
+    """Create the data dir readable by its owner only (0700); one that exists keeps its mode."""
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the record store's file 0600 before SQLite opens it: SQLite gives its WAL and shared-memory
+    files the database file's mode, so the memories' text is never readable by other users."""
+    if not path.exists() and os.access(path.parent, os.W_OK):
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
