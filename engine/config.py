@@ -44,19 +44,11 @@ EMBEDDING_BACKENDS = ("onnx", "torch")
 DEFAULT_EMBEDDING_BACKEND = "onnx"
 # Where the exported ONNX graphs live: `HEBBS_MODEL_CACHE`, else a per-user cache directory.
 MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
-# onnxruntime threads. One intra-op thread per run keeps a single cue's tail as tight as its median on a
-# busy 2-core machine (no spinning threads fighting for cores); large batches are split into sub-batches
-# run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
-ONNX_INTRA_OP_THREADS = 1
-ONNX_BATCH_WORKERS = 2
 # Rows per onnxruntime run on the batch path (texts sorted by token length first, so a run pads little).
 # Small runs keep the activations in the core's cache: embedding the sample corpus' 878 texts (19 tokens on
 # average) on one thread cost 4.35-4.45 s of CPU in runs of 8-16 rows, 4.5 s in 32, 5.1 s in 64, 5.6 s in 100.
 # The vectors are the same whatever the run's size (tests/engine/test_embedding.py).
 ONNX_BATCH_ROWS = 16
-# Fewer texts than this run as one sub-batch: a recall's cue and its unnamed form (two short texts) cost about
-# one run that way (18.3 vs 17.9 ms for the cue alone at load 8), twice one when split over two threads (35 ms).
-ONNX_SPLIT_MIN_TEXTS = 8
 ONNX_OPSET = 17
 # Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
 # quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
@@ -125,7 +117,20 @@ DEFAULT_GRPC_PORT = 6380
 SERVER_ENV = "HEBBS_SERVER"  # the CLI sends its commands to this server instead of opening the data dir
 CHROMA_URL_ENV = "HEBBS_CHROMA_URL"  # the vector index on a Chroma server instead of embedded
 SERVER_TIMEOUT_SECONDS = 300.0  # a CLI request to a server (indexing a folder can take minutes)
-SHUTDOWN_GRACE_SECONDS = 10.0  # in-flight requests get this long to finish on SIGTERM/SIGINT
+SHUTDOWN_GRACE_SECONDS = 10.0  # reads in flight get this long on SIGTERM/SIGINT; a write is always waited for
+# What a network client may send (docs/reliability.md lists them; `hebbs serve` enforces them, the Python API
+# does not: a bulk import in-process may be as large as memory allows).
+MAX_BATCH_ITEMS = 5_000  # memories in one remember-batch request
+MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one REST body or gRPC message (uploads: MAX_UPLOAD_BYTES)
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024  # one /v1/upload body, all its files together
+MAX_UPLOAD_NAME_BYTES = 255  # one component of an uploaded file's name (what file systems allow)
+# A REST request's headers must arrive within HEADER_READ_SECONDS (else the connection is closed), and its
+# body must keep arriving: at most BODY_READ_SECONDS between its parts (else 408). Env overrides them.
+HEADER_READ_SECONDS = float(os.environ.get("HEBBS_HEADER_READ_SECONDS") or 10.0)
+BODY_READ_SECONDS = float(os.environ.get("HEBBS_BODY_READ_SECONDS") or 30.0)
+WRITE_CHUNK_ITEMS = 500  # a served batch larger than this is committed in chunks, reads running between them
+IDEMPOTENCY_KEYS_KEPT = 10_000  # the newest idempotency keys remembered (oldest forgotten first)
+IDEMPOTENCY_KEY_BYTES = 200
 
 
 def default_data_dir() -> Path:
@@ -189,8 +194,6 @@ INGEST_DOCUMENT_BATCH = 8
 # STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
 STRUCTURE_IDLE_SECONDS = 2.0
 STRUCTURE_IDLE_BATCH = 16
-# Pending structures extracted per transaction by the read barrier.
-STRUCTURE_CATCHUP_BATCH = 512
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
@@ -207,19 +210,12 @@ def temporal_pool(top_k: int) -> int:
 WINDOW_RADIUS = 2
 # Context fields that name an episode: linked memories are in one window only when these all agree.
 EPISODE_KEYS = ("conversation", "session", "document", "source")
-# How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
-LEXICAL_POOL = 100
 # BM25 saturation (k1) and length normalisation (b) of the lexical tables (engine/store/sqlite/fulltext.py). FTS5's
 # built-in bm25() fixes them at 1.2 / 0.75; these were chosen on LoCoMo's tuning half only
 # (benchmarks/locomo_eval.py, conv-26/30/41/42/43): short turns and windows want early saturation and no
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# Posting lists kept in memory for lexical search (engine/index/postings.py), in entries (8 bytes each) over
-# all terms; beyond it they are dropped and read again as cues need them.
-LEXICAL_POSTINGS_KEPT = 5_000_000
-# Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
-LEXICAL_RELEVANCE_HALF = 10.0
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
 FUSION_POOL = 100
 # The fused list handed to the composite score: this many times top_k (at least FUSION_POOL); the rest of

@@ -63,6 +63,14 @@ def _quiet_offline_environment() -> None:
 # Loaded models, shared by every embedder in the process (the CLI, tests and the workbench open many engines).
 _MODELS: dict[tuple[str, Path], Any] = {}
 _MODELS_LOCK = threading.Lock()
+# onnxruntime threads. One intra-op thread per run keeps a single cue's tail as tight as its median on a
+# busy 2-core machine (no spinning threads fighting for cores); large batches are split into sub-batches
+# run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
+ONNX_INTRA_OP_THREADS = 1
+ONNX_BATCH_WORKERS = 2
+# Fewer texts than this run as one sub-batch: a recall's cue and its unnamed form (two short texts) cost about
+# one run that way (18.3 vs 17.9 ms for the cue alone at load 8), twice one when split over two threads (35 ms).
+ONNX_SPLIT_MIN_TEXTS = 8
 
 
 def _shared_model(backend: str, path: Path, load: Callable[[], Any]) -> Any:
@@ -136,7 +144,7 @@ class _OnnxModel:
         self.tokenizer.enable_truncation(max_seq_length(model_dir))
         self.pad_id = pad_token_id(model_dir)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = config.ONNX_INTRA_OP_THREADS
+        options.intra_op_num_threads = ONNX_INTRA_OP_THREADS
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -169,9 +177,9 @@ class OnnxEmbedder:
     The graph (encoder + pooling + normalisation) is exported from the model's own weights by
     `engine.onnx_export` into the model cache (`HEBBS_MODEL_CACHE`), at `make setup` or here on first use.
     `precision` int8 (default `HEBBS_EMBEDDING_PRECISION`, else fp32) runs its dynamically quantised copy.
-    A single cue (or a few texts, `config.ONNX_SPLIT_MIN_TEXTS`) runs on one thread; larger batches are sorted
+    A single cue (or a few texts, `ONNX_SPLIT_MIN_TEXTS`) runs on one thread; larger batches are sorted
     by token length and cut into runs of at most `batch_size` rows (`config.ONNX_BATCH_ROWS`) that run
-    concurrently on `config.ONNX_BATCH_WORKERS` threads.
+    concurrently on `ONNX_BATCH_WORKERS` threads.
     """
 
     backend = "onnx"
@@ -206,12 +214,12 @@ class OnnxEmbedder:
         encodings = model.tokenizer.encode_batch(items)
         order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))  # little padding per batch
         # At least one sub-batch per worker, so a batch of a few dozen texts also uses both cores.
-        size = max(1, min(self.batch_size, -(-len(items) // max(1, config.ONNX_BATCH_WORKERS))))
-        if len(items) < config.ONNX_SPLIT_MIN_TEXTS:
+        size = max(1, min(self.batch_size, -(-len(items) // max(1, ONNX_BATCH_WORKERS))))
+        if len(items) < ONNX_SPLIT_MIN_TEXTS:
             size = min(self.batch_size, len(items))  # a few texts: one run beats two threads contending
         chunks = [order[i : i + size] for i in range(0, len(order), size)]
         runs = [[encodings[i] for i in chunk] for chunk in chunks]
-        if len(runs) == 1 or config.ONNX_BATCH_WORKERS <= 1:
+        if len(runs) == 1 or ONNX_BATCH_WORKERS <= 1:
             results = [model.run(r) for r in runs]
         else:
             results = list(self._workers().map(model.run, runs))
@@ -223,5 +231,5 @@ class OnnxEmbedder:
     def _workers(self) -> ThreadPoolExecutor:
         with _MODELS_LOCK:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(config.ONNX_BATCH_WORKERS, thread_name_prefix="hebbs-embed")
+                self._pool = ThreadPoolExecutor(ONNX_BATCH_WORKERS, thread_name_prefix="hebbs-embed")
             return self._pool

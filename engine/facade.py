@@ -8,8 +8,9 @@ builds its request with the same `parse`, so validation is identical everywhere.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,20 +44,22 @@ from engine.api.responses import (
 )
 from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
-from engine.errors import AmbiguousMemoryIdError, MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import MemoryNotFoundError, StoreError, ValidationError
 from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
 from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
-from engine.names import normalise
 from engine.recall import scoring
+from engine.recall.browse import Browser
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
 from engine.store.entities import EntityRegistry
-from engine.store.errors import store_errors
+from engine.store.errors import as_store_error, store_errors
 from engine.store.interface import Storage
+from engine.store.ledger import Ledger
 from engine.store.records import RecordStore
+from engine.store.replies import Replies
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
@@ -96,7 +99,7 @@ class MemoryEngine:
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            _make_private_dir(self.data_dir)
             # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
             # A folder this process cannot write is opened for reading only and owns nothing.
             self._owner = (
@@ -105,9 +108,12 @@ class MemoryEngine:
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
+            _create_private_file(self.data_dir / config.RECORDS_FILENAME)
             self._store: Storage = RecordStore(self.data_dir / config.RECORDS_FILENAME)
         except BaseException as exc:
             self._owner.release()
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise as_store_error(exc, self.data_dir) from exc
             if isinstance(exc, OSError):
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
@@ -122,6 +128,7 @@ class MemoryEngine:
         self._writer.after_commit = self._structures.wrote
         self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
                                   lambda: self._writer.extractor, self.clock)
+        self._browser = Browser(self._store, self._indexes, self._entities, self._recaller.resolve_entity)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
@@ -130,7 +137,7 @@ class MemoryEngine:
             AddEdgesRequest: lambda r: EdgesResponse(tuple(self._writer.add_edges(r.edges))),
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
-            ListRequest: self._list,
+            ListRequest: self._browser.page,
             StatsRequest: self._stats,
             NeighbourhoodRequest: lambda r: neighbourhood(self._store, self._indexes, r),
             RecallRequest: lambda r: RecallResponse(tuple(self._recaller.recall(r))),
@@ -150,6 +157,11 @@ class MemoryEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @property
+    def replies(self) -> Replies:
+        """Replies kept under idempotency keys (servers use them: engine/store/replies.py)."""
+        return Replies(self._store)
 
     @property
     def embedder(self) -> Embedder:
@@ -178,7 +190,7 @@ class MemoryEngine:
             handler = self._handlers[type(request)]
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
-        with store_errors():
+        with store_errors(self.data_dir):
             return handler(request)
 
     # --- writes ----------------------------------------------------------------------------------------
@@ -198,7 +210,7 @@ class MemoryEngine:
     ) -> list[Memory]:
         """Store a batch atomically: all are validated first, embedded in batches, committed together."""
         request = RememberManyRequest.parse({"items": items})
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._writer.remember(request.items, progress)
 
     def add_edge(self, source: str, target: str, type: EdgeType | str, confidence: float = 1.0, **attrs: Any) -> Edge:
@@ -233,7 +245,7 @@ class MemoryEngine:
         request = IngestRequest.parse(
             {"paths": list(paths), "extractor": None if instance else extractor, "file_seconds": file_seconds}
         )
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._ingest(request.paths, progress, instance or request.extractor, request.file_seconds)
 
     def _ingest(
@@ -276,12 +288,15 @@ class MemoryEngine:
                     "(prefix=True, or --prefix, also matches an alias or unique prefix)"
                 )
             targets.extend(of_entity)
-        forgotten = self._writer.forget(targets)
+        # A document's propositions were derived from it: they go with it (and so does its uploaded file).
+        named = set(targets)
+        derived = [i for i in dict.fromkeys(Ledger(self._store).derived_from(targets)) if i not in named]
+        forgotten = self._writer.forget([*targets, *derived])
         if forgotten:
             self._entities.purge_unreferenced()
             self._store.checkpoint()
             remove_unreferenced_uploads(self.data_dir, self._store)
-        return ForgetResponse(tuple(forgotten))
+        return ForgetResponse(tuple(forgotten), len(set(derived) & set(forgotten)))
 
     # --- reads -----------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:
@@ -303,55 +318,22 @@ class MemoryEngine:
         response: ListResponse = self.handle(ListRequest.parse(filters))
         return response
 
-    def _list(self, request: ListRequest) -> ListResponse:
-        start, end = request.time_range or (None, None)
-        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
-        memories, total = self._store.list_memories(
-            entity_id=entity,
-            kind=request.kind,
-            start=start,
-            end=end,
-            min_importance=request.min_importance,
-            include_revisions=request.include_revisions,
-            limit=request.limit,
-            offset=request.offset,
-        )
-        return ListResponse(tuple(memories), total, request.limit, request.offset)
-
     def search_text(self, text: str, **filters: Any) -> ListResponse:
         """`list_page` restricted to memories whose content contains `text` (case-insensitive for ASCII
         letters): a plain substring search for people browsing a store, not a ranked recall."""
         needle = text.strip()
         if not needle:
             raise ValidationError("a search text is required")
-        request = ListRequest.parse(filters)
-        start, end = request.time_range or (None, None)
-        entity = None if request.entity_id is None else self.resolve_entity(request.entity_id)
-        memories, total = self._store.list_memories(
-            entity_id=entity, kind=request.kind, start=start, end=end, min_importance=request.min_importance,
-            include_revisions=request.include_revisions, limit=request.limit, offset=request.offset,
-            contains=needle,
-        )
-        return ListResponse(tuple(memories), total, request.limit, request.offset)
+        return self._browser.page(ListRequest.parse(filters), contains=needle)
 
     def revisions_of(self, memory_id: str) -> list[Memory]:
         """The earlier states of a memory (each revise keeps one as a `revision` memory), newest first."""
-        if not self._store.existing([memory_id]):
-            raise MemoryNotFoundError(f"no memory with id {memory_id}")
-        earlier = self._store.ids_with_revisions([memory_id])[1:]
-        found = self._store.get_many(earlier)
-        return sorted(found.values(), key=lambda m: (m.updated_at, m.id), reverse=True)
+        return self._browser.revisions_of(memory_id)
 
     def entities_named_in(self, text: str) -> list[str]:
         """Entities with memories that a text names (their id or a registry alias, as whole words), in the
         order the text first names them: e.g. the entity a temporal recall of a cue is about."""
-        words = f" {_plain_words(text)} "
-        names: dict[str, set[str]] = {e: {_plain_words(e)} for e in self.entities()}
-        for record in self._entities.load():
-            if record.id in names:
-                names[record.id].update(_plain_words(a) for a in record.aliases)
-        found = [(words.find(f" {n} "), e) for e, forms in names.items() for n in forms if n and f" {n} " in words]
-        return list(dict.fromkeys(e for _, e in sorted(found)))
+        return self._browser.entities_named_in(text)
 
     def resolve_entity(self, entity_id: str) -> str:
         """The entity id a name means: as given when memories use it, else the id of an indexed entity it is
@@ -363,18 +345,7 @@ class MemoryEngine:
         """The full id a short id means: an id as given, else the one memory whose id starts or ends with the
         text (the workbench shows the last 8 characters); AmbiguousMemoryIdError lists the candidates when
         several match, MemoryNotFoundError when none does."""
-        fragment = text.strip()
-        if not fragment:
-            raise ValidationError("a memory id is required")
-        if self._store.existing([fragment]):
-            return fragment
-        matches = self._store.ids_matching(fragment, limit=6)
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise MemoryNotFoundError(f"no memory with id {fragment}")
-        listed = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-        raise AmbiguousMemoryIdError(f"{fragment!r} matches several memories ({listed}): give more characters")
+        return self._browser.resolve_memory_id(text)
 
     def edges_of(self, memory_id: str) -> list[Edge]:
         return self._store.edges_of(memory_id)
@@ -385,7 +356,7 @@ class MemoryEngine:
 
     def structure_of(self, memory_id: str) -> dict[str, Any]:
         """The relational structure stored with a memory (what analogical recall compares)."""
-        with store_errors():
+        with store_errors(self.data_dir):
             self._structures.catch_up()
         record = self._store.get_record(memory_id)
         if record is None:
@@ -423,7 +394,7 @@ class MemoryEngine:
 
     def catch_up_structures(self) -> int:
         """Extract every pending structure now (what any read of structures does first); returns how many."""
-        with store_errors():
+        with store_errors(self.data_dir):
             return self._structures.catch_up()
 
     def pending_structures(self) -> int:
@@ -477,6 +448,16 @@ class MemoryEngine:
         return self._indexes.vectors.raw_query(embedding, n)
 
 
-def _plain_words(text: str) -> str:
-    """A name or text as lower-case words separated by single spaces (punctuation dropped)."""
-    return " ".join(re.sub(r"[^\w ]+", " ", normalise(text)).split())
+def _make_private_dir(folder: Path) -> None:
+    """Create the data dir readable by its owner only (0700); one that exists keeps its mode."""
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the record store's file 0600 before SQLite opens it: SQLite gives its WAL and shared-memory
+    files the database file's mode, so the memories' text is never readable by other users."""
+    if not path.exists() and os.access(path.parent, os.W_OK):
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -35,6 +35,8 @@ from engine.index.derived import DerivedIndexes
 from engine.store.interface import Storage
 
 log = logging.getLogger(__name__)
+# Pending structures extracted per transaction by the read barrier.
+STRUCTURE_CATCHUP_BATCH = 512
 
 
 class StructureFollower:
@@ -69,13 +71,13 @@ class StructureFollower:
             stored = 0
             while True:
                 version = self._store.version()  # read before the pending rows: a later write moves it
-                batch = self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH)
+                batch = self._store.pending_structures(STRUCTURE_CATCHUP_BATCH)
                 if not batch:
                     self._join_extracted_elsewhere()
                     self._nothing_pending_at = version
                     return stored
                 written = self._extract(batch)
-                if not written and batch == self._store.pending_structures(config.STRUCTURE_CATCHUP_BATCH):
+                if not written and batch == self._store.pending_structures(STRUCTURE_CATCHUP_BATCH):
                     raise StoreError("pending relational structures could not be stored")  # never loop forever
                 stored += written
 

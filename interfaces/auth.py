@@ -7,16 +7,21 @@ digest in constant time. A key is shown once, when it is created; it is never lo
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
 import secrets
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from engine.errors import HebbsError, StoreError
+from engine.lock import exclusive as _lock
 
 API_KEY_ENV = "HEBBS_API_KEY"  # the variable the official SDK reads, too
 KEYS_FILENAME = "api_keys.json"
@@ -29,6 +34,14 @@ class AuthenticationError(HebbsError):
 
 class UnknownKeyError(HebbsError):
     """`hebbs keys revoke` was given an id that matches no key."""
+
+
+class PermissionRefusedError(HebbsError):
+    """The server does not allow this (indexing outside its --index-root folders, a foreign Host or Origin)."""
+
+
+class ConflictError(HebbsError):
+    """The request collides with another (an idempotency key in use, or used for another operation)."""
 
 
 class ListenError(HebbsError):
@@ -61,45 +74,76 @@ def bearer_token(header: str | None) -> str | None:
 
 
 class KeyRing:
-    """The API keys of one data dir."""
+    """The API keys of one data dir.
+
+    Every change is a read-modify-write under an exclusive lock on `api_keys.json.lock`, written to a
+    unique temporary file, fsynced and renamed over the old one, so concurrent `hebbs keys` commands and a
+    starting server neither lose a key nor undo a revocation. A revoked key's digest is kept, and such a
+    key is never accepted again (not even from HEBBS_API_KEY).
+    """
 
     def __init__(self, data_dir: str | Path) -> None:
         self.path = Path(data_dir) / KEYS_FILENAME
 
     def records(self) -> list[KeyRecord]:
+        return self._load()[0]
+
+    def _load(self) -> tuple[list[KeyRecord], set[str]]:
         if not self.path.exists():
-            return []
+            return [], set()
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
-            return [KeyRecord(**entry) for entry in raw["keys"]]
+            return [KeyRecord(**entry) for entry in raw["keys"]], set(raw.get("revoked", []))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise StoreError(f"cannot read the API keys in {self.path}: {exc}") from exc
 
-    def _save(self, records: list[KeyRecord]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"keys": [asdict(r) for r in records]}, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
+    @contextmanager
+    def _changing(self) -> Iterator[tuple[list[KeyRecord], set[str]]]:
+        """The keys and revoked digests, locked; what the block leaves in them is saved when it ends."""
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            handle = open(self.path.with_name(KEYS_FILENAME + ".lock"), "a")  # noqa: SIM115 (held below)
+        except OSError as exc:
+            raise StoreError(f"cannot change the API keys in {self.path.parent}: {exc.strerror or exc}") from None
+        with handle:
+            _lock(handle)
+            records, revoked = self._load()
+            yield records, revoked
+            self._save(records, revoked)
+
+    def _save(self, records: list[KeyRecord], revoked: set[str]) -> None:
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{KEYS_FILENAME}.")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump({"keys": [asdict(r) for r in records], "revoked": sorted(revoked)}, handle, indent=2)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            _fsync_dir(self.path.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot write the API keys in {self.path.parent}: {exc.strerror or exc}") from None
 
     def add(self, key: str, name: str) -> KeyRecord:
         """Store `key` (given, e.g. from HEBBS_API_KEY); returns its record."""
         if not key.strip():
             raise AuthenticationError("an API key must not be empty")
-        records = self.records()
         digest = _digest(key)
-        for record in records:
-            if hmac.compare_digest(record.sha256, digest):
-                return record
-        record = KeyRecord(
-            id=key[: len(KEY_PREFIX) + 6], name=name, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            sha256=digest,
-        )
-        self._save([*records, record])
-        return record
+        with self._changing() as (records, revoked):
+            if digest in revoked:
+                raise AuthenticationError("this API key was revoked; it cannot be added again")
+            for record in records:
+                if hmac.compare_digest(record.sha256, digest):
+                    return record
+            record = KeyRecord(
+                id=key[: len(KEY_PREFIX) + 6], name=name, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                sha256=digest,
+            )
+            records.append(record)
+            return record
 
     def create(self, name: str = "default") -> tuple[KeyRecord, str]:
         """A new random key: its record and the key itself (shown once, never stored)."""
@@ -107,12 +151,13 @@ class KeyRing:
         return self.add(key, name), key
 
     def revoke(self, key_id: str) -> KeyRecord:
-        records = self.records()
-        kept = [r for r in records if r.id != key_id]
-        if len(kept) == len(records):
-            raise UnknownKeyError(f"no API key with id {key_id!r}; `hebbs keys list` shows them")
-        self._save(kept)
-        return next(r for r in records if r.id == key_id)
+        with self._changing() as (records, revoked):
+            gone = [r for r in records if r.id == key_id]
+            if not gone:
+                raise UnknownKeyError(f"no API key with id {key_id!r}; `hebbs keys list` shows them")
+            records[:] = [r for r in records if r.id != key_id]
+            revoked.update(r.sha256 for r in gone)
+            return gone[0]
 
     def verify(self, key: str | None) -> bool:
         """True when `key` is one of the stored keys; every digest is compared, in constant time."""
@@ -134,3 +179,13 @@ class KeyRing:
             self.add(given, API_KEY_ENV)
             return None
         return self.create("first")[1]
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable (POSIX; a no-op where directories cannot be opened)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

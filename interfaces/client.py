@@ -36,11 +36,12 @@ from engine.errors import (
 )
 from engine.models import Memory
 from engine.recall.scoring import ScoringWeights
-from interfaces.auth import API_KEY_ENV, AuthenticationError
+from interfaces.auth import API_KEY_ENV, AuthenticationError, PermissionRefusedError
 
 ERROR_OF_STATUS: dict[int, type[HebbsError]] = {
     400: ValidationError, 422: ValidationError, 401: AuthenticationError, 404: MemoryNotFoundError,
-    409: AmbiguousEntityError, 503: StoreError,
+    409: AmbiguousEntityError, 503: StoreError, 403: PermissionRefusedError, 421: PermissionRefusedError,
+    408: ValidationError, 413: ValidationError, 415: ValidationError,
 }
 
 

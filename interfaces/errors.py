@@ -21,7 +21,7 @@ from engine.errors import (
     StoreError,
     ValidationError,
 )
-from interfaces.auth import AuthenticationError, ListenError, UnknownKeyError
+from interfaces.auth import AuthenticationError, ConflictError, ListenError, PermissionRefusedError, UnknownKeyError
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,8 @@ class Outcome:
 ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
     (AuthenticationError, Outcome(2, 401, "UNAUTHENTICATED")),
     (UnknownKeyError, Outcome(2, 404, "NOT_FOUND")),
+    (PermissionRefusedError, Outcome(2, 403, "PERMISSION_DENIED")),
+    (ConflictError, Outcome(2, 409, "ABORTED")),
     (ListenError, Outcome(1, 503, "UNAVAILABLE")),
     (AmbiguousEntityError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (AmbiguousMemoryIdError, Outcome(2, 409, "FAILED_PRECONDITION")),

@@ -1,9 +1,9 @@
 """`hebbs serve`: one process owns the data dir and serves it over REST (uvicorn) and gRPC (grpcio).
 
-Start-up: open the engine (which takes the data-dir lock), build every index and load the model, make
-the first API key if there is none, then listen. SIGTERM or SIGINT stops accepting, lets in-flight
-requests finish (writes included: the service's writer lock is taken before the engine closes), and
-releases the data dir.
+Start-up: bind both ports (a port in use ends here, in one line), open the engine (which takes the data-dir
+lock), build every index and load the model, make the first API key if there is none, then serve.
+SIGTERM or SIGINT stops accepting, lets in-flight requests finish (writes always: the service's writer
+lock is taken before the engine closes), and releases the data dir.
 """
 
 from __future__ import annotations
@@ -12,13 +12,16 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine import config
 from engine.facade import MemoryEngine
 from engine.index.vector import VectorIndex
+from interfaces.auth import ListenError
+from interfaces.listen import listen
 from interfaces.service import HebbsService
 
 log = logging.getLogger("hebbs.serve")
@@ -44,37 +47,75 @@ def run_server(
     grpc_port: int = config.DEFAULT_GRPC_PORT,
     auth: bool = True,
     chroma_url: str | None = None,
+    index_roots: Sequence[Path] = (),
+    allowed_hosts: Sequence[str] = (),
+    tls: Tls | None = None,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve until SIGTERM/SIGINT. `announce` prints the few lines an operator must see (the first key)."""
+    """Serve until SIGTERM/SIGINT. `announce` prints the few lines an operator must see (the first key).
+
+    Both ports are bound first: a port in use is a `ListenError` before the store is opened or anything
+    says "serving". On SIGTERM the HTTP side stops accepting and waits for its requests in flight (reads
+    are bounded by the read timeouts; a write is never cut off: its client gets its result), then the
+    service closes (a write still waiting for the lock is refused, saying nothing was stored), then gRPC.
+    """
     import uvicorn
 
-    from interfaces.grpc.server import start_grpc
+    from interfaces.grpc.server import bind_grpc, serve_grpc
     from interfaces.http import create_app
+    from interfaces.http.limits import HeaderDeadlineProtocol
 
-    engine = open_engine(data_dir, chroma_url)
-    service = HebbsService(engine, auth=auth)
+    rest_socket = listen(host, rest_port, "REST")
     try:
+        grpc_server = bind_grpc(host, grpc_port, tls)
+    except ListenError:
+        rest_socket.close()
+        raise
+    service: HebbsService | None = None
+    try:
+        engine = open_engine(data_dir, chroma_url)
+        service = HebbsService(engine, auth=auth, index_roots=index_roots)
         if auth:
             first = service.keys.first_start()
             if first is not None:
                 announce(f"hebbs: created the first API key (shown once, store it now): {first}")
         engine.warm()
         engine.embed(["warm up"])  # load the model now, not on the first recall
-        grpc_server = start_grpc(service, host, grpc_port)
+        service.refresh_counts()
+        serve_grpc(grpc_server, service)
+        ssl = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)} if tls else {}
         http = _QuietSignalsServer(
-            uvicorn.Config(create_app(service), host=host, port=rest_port, log_level="info",
-                           timeout_graceful_shutdown=int(config.SHUTDOWN_GRACE_SECONDS))
+            uvicorn.Config(create_app(service, allowed_hosts=[host, *allowed_hosts]), log_level="info",
+                           http=HeaderDeadlineProtocol, timeout_graceful_shutdown=None, **ssl)  # type: ignore[arg-type]
         )
+        scheme = "https" if tls else "http"
         with _stop_on_signals(http):
-            announce(f"hebbs: serving {data_dir} - REST http://{host}:{rest_port}  gRPC {host}:{grpc_port}"
-                     + ("" if auth else "  (NO AUTH)"))
-            asyncio.run(http.serve())
-        log.info("stopping: letting in-flight requests finish")
+            announce(f"hebbs: serving {data_dir} - REST {scheme}://{host}:{rest_port}  gRPC {host}:{grpc_port}"
+                     + (" (TLS)" if tls else "") + ("" if auth else "  (NO AUTH)"))
+            asyncio.run(http.serve(rest_socket))
+        log.info("stopping: HTTP drained; waiting for writes in flight")
+        service.close()
         grpc_server.stop(config.SHUTDOWN_GRACE_SECONDS).wait()
     finally:
-        service.close()
-        log.info("stopped; data dir released")
+        rest_socket.close()
+        grpc_server.stop(0)
+        if service is not None:
+            service.close()
+            log.info("stopped; data dir released")
+
+
+@dataclass(frozen=True, slots=True)
+class Tls:
+    """A certificate chain and its private key (PEM files), served by both REST and gRPC."""
+
+    cert: Path
+    key: Path
+
+    def pair(self) -> tuple[bytes, bytes]:
+        try:
+            return self.key.read_bytes(), self.cert.read_bytes()
+        except OSError as exc:
+            raise ListenError(f"cannot read the TLS certificate or key: {exc}") from None
 
 
 class _QuietSignalsServer:
@@ -94,8 +135,8 @@ class _QuietSignalsServer:
 
         self.server = Server(cfg)
 
-    async def serve(self) -> None:
-        await self.server.serve()
+    async def serve(self, sock: Any) -> None:
+        await self.server.serve(sockets=[sock])
 
     def stop(self) -> None:
         self.server.should_exit = True

@@ -8,17 +8,21 @@ so no request ever sees a memory half-written to the record store and the indexe
 
 from __future__ import annotations
 
+import json
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
-from engine.api import REQUESTS, parse_request
-from engine.errors import StoreError
+from engine import config, validation
+from engine.api import REQUESTS, MemoriesResponse, RememberManyRequest, parse_request
+from engine.errors import HebbsError, StoreError, ValidationError
 from engine.facade import MemoryEngine
-from interfaces.auth import AuthenticationError, KeyRing
+from engine.models import Memory
+from interfaces.auth import AuthenticationError, ConflictError, KeyRing, PermissionRefusedError
 
 try:
     VERSION = version("hebbs-workbench")
@@ -32,19 +36,32 @@ assert set(REQUESTS) >= WRITE_OPERATIONS
 
 
 class ReadWriteLock:
-    """Many readers or one writer; a waiting writer blocks new readers, so writes are not starved."""
+    """Many readers or one writer. A waiting writer blocks new readers, so writes are not starved; and when
+    a writer finishes, the readers already waiting go before the next writer, so a run of writes (a large
+    batch committed chunk by chunk) does not starve reads either. The writer's own thread may take either
+    side again (an idempotent write runs `call` under its lock)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._readers = 0
-        self._writer = False
+        self._readers_waiting = 0
+        self._readers_turn = False  # set when a writer leaves with readers waiting
+        self._writer: int | None = None  # the thread holding the writer side
         self._writers_waiting = 0
 
     @contextmanager
     def reading(self) -> Iterator[None]:
+        if self._writer == threading.get_ident():
+            yield
+            return
         with self._cond:
-            while self._writer or self._writers_waiting:
+            self._readers_waiting += 1
+            while self._writer is not None or (self._writers_waiting and not self._readers_turn):
                 self._cond.wait()
+            self._readers_waiting -= 1
+            if not self._readers_waiting:
+                self._readers_turn = False
+                self._cond.notify_all()
             self._readers += 1
         try:
             yield
@@ -55,31 +72,70 @@ class ReadWriteLock:
                     self._cond.notify_all()
 
     @contextmanager
+    def reading_if_free(self) -> Iterator[bool]:
+        """A reader's share if one is free right now (yields True), else no share at once (yields False)."""
+        with self._cond:
+            free = self._writer is None and not self._writers_waiting
+            if free:
+                self._readers += 1
+        try:
+            yield free
+        finally:
+            if free:
+                with self._cond:
+                    self._readers -= 1
+                    if not self._readers:
+                        self._cond.notify_all()
+
+    @contextmanager
     def writing(self) -> Iterator[None]:
+        if self._writer == threading.get_ident():
+            yield
+            return
         with self._cond:
             self._writers_waiting += 1
-            while self._writer or self._readers:
+            while self._writer is not None or self._readers or self._readers_turn:
                 self._cond.wait()
             self._writers_waiting -= 1
-            self._writer = True
+            self._writer = threading.get_ident()
         try:
             yield
         finally:
             with self._cond:
-                self._writer = False
+                self._writer = None
+                self._readers_turn = self._readers_waiting > 0
                 self._cond.notify_all()
 
 
-class HebbsService:
-    """What `hebbs serve` runs: one engine over one data dir, guarded by API keys (unless `auth` is off)."""
+class PartialWriteError(StoreError):
+    """A served batch larger than one chunk failed after some chunks were committed: `stored` says which."""
 
-    def __init__(self, engine: MemoryEngine, *, auth: bool = True) -> None:
+    def __init__(self, message: str, stored: Sequence[Memory]) -> None:
+        super().__init__(message)
+        self.stored = tuple(stored)
+
+
+SHUTTING_DOWN = "the server is shutting down; nothing was stored: retry against its successor"
+
+
+class HebbsService:
+    """What `hebbs serve` runs: one engine over one data dir, guarded by API keys (unless `auth` is off).
+
+    `index_roots`: the folders a client may have indexed from the server's file system (none: indexing by
+    path is off; uploads, which land in the data dir, work either way)."""
+
+    def __init__(self, engine: MemoryEngine, *, auth: bool = True, index_roots: Sequence[Path] = ()) -> None:
         self.engine = engine
         self.auth = auth
         self.keys = KeyRing(engine.data_dir)
+        self.index_roots = tuple(Path(root).resolve() for root in index_roots)
         self.started = time.monotonic()
         self._lock = ReadWriteLock()
         self._closed = False
+        self._counts: dict[str, int | None] = {}
+        self._counts_stale = True
+        self._running_keys: set[str] = set()
+        self._keys_guard = threading.Lock()
 
     def authorize(self, key: str | None) -> None:
         """Raises `AuthenticationError` unless auth is off or `key` is a stored key. Never logs the key."""
@@ -91,12 +147,97 @@ class HebbsService:
             raise AuthenticationError("invalid API key")
 
     def call(self, op: str, payload: Mapping[str, Any]) -> Any:
-        """Parse `payload` as the request of `op`, run it under the right lock, and return the response."""
+        """Parse `payload` as the request of `op`, run it under the right lock, and return the response.
+
+        A served batch is capped at `config.MAX_BATCH_ITEMS`, and one larger than `config.WRITE_CHUNK_ITEMS`
+        is committed a chunk at a time, the writer lock released between chunks so reads (and health
+        probes) are not held up for the whole batch; every item is validated before the first chunk."""
         request = parse_request(op, payload)
+        if isinstance(request, RememberManyRequest):
+            if len(request.items) > config.MAX_BATCH_ITEMS:
+                raise ValidationError(f"a batch holds at most {config.MAX_BATCH_ITEMS} memories, got "
+                                      f"{len(request.items)}: send it in several requests")
+            if len(request.items) > config.WRITE_CHUNK_ITEMS:
+                return self._in_chunks(request)
         with self.writing() if op in WRITE_OPERATIONS else self._lock.reading():
             if self._closed:
-                raise StoreError("the server is shutting down; retry against its successor")
-            return self.engine.handle(request)
+                raise StoreError(SHUTTING_DOWN)
+            response = self.engine.handle(request)
+            if op in WRITE_OPERATIONS:
+                self._counts_stale = True
+            return response
+
+    def _in_chunks(self, request: RememberManyRequest) -> MemoriesResponse:
+        stored: list[Memory] = []
+        size = config.WRITE_CHUNK_ITEMS
+        for start in range(0, len(request.items), size):
+            try:
+                with self.writing():
+                    if self._closed:
+                        raise StoreError(SHUTTING_DOWN)
+                    stored.extend(self.engine.handle(RememberManyRequest(request.items[start:start + size])).memories)
+                    self._counts_stale = True
+            except HebbsError as exc:
+                if not stored:
+                    raise
+                raise PartialWriteError(f"{exc} ({len(stored)} of the batch's {len(request.items)} memories, the "
+                                        f"first {len(stored)}, were stored before this)", stored) from exc
+        return MemoriesResponse(tuple(stored))
+
+    def once(self, key: str | None, op: str, run: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+        """`run()` (a write that returns its JSON reply) at most once per idempotency `key`: a retry with the
+        same key gets the first reply back; returns (reply, replayed). No key: just `run()`."""
+        if key is None:
+            return run(), False
+        key = validation.text(key, "the Idempotency-Key header", config.IDEMPOTENCY_KEY_BYTES).strip()
+        if not key:
+            raise ValidationError("the Idempotency-Key header is empty")
+        with self._keys_guard:
+            if key in self._running_keys:
+                raise ConflictError(f"a request with the idempotency key {key!r} is still running; retry after it")
+            self._running_keys.add(key)
+        try:
+            with self.reading():
+                kept = self.engine.replies.get(key)
+            if kept is not None:
+                if kept[0] != op:
+                    raise ConflictError(f"the idempotency key {key!r} was used for {kept[0]}, not {op}")
+                return json.loads(kept[1]), True
+            reply = run()
+            with self.writing():
+                self.engine.replies.put(key, op, json.dumps(reply))
+            return reply, False
+        finally:
+            with self._keys_guard:
+                self._running_keys.discard(key)
+
+    def check_index_paths(self, paths: Sequence[Path]) -> None:
+        """Refuses a path outside the configured index roots (resolved, links followed, before the check)."""
+        if not self.index_roots:
+            raise PermissionRefusedError("indexing files on the server is off: start `hebbs serve` with "
+                                         "--index-root FOLDER to allow a folder, or upload the files (/v1/upload)")
+        for path in paths:
+            resolved = path.resolve()
+            if not any(resolved == root or resolved.is_relative_to(root) for root in self.index_roots):
+                raise PermissionRefusedError(f"{path} is outside the folders this server may index "
+                                             f"({', '.join(map(str, self.index_roots))})")
+
+    def refresh_counts(self) -> None:
+        """Read the counts health reports (at start; later, health rereads them after writes, when free)."""
+        with self._lock.reading():
+            self._counts = self.engine.stats(vector_index=False)
+            self._counts_stale = False
+
+    def health(self) -> tuple[bool, dict[str, int | None]]:
+        """(ready, counts): never waits for the store's lock, so a long write does not make a readiness probe
+        time out. The counts are reread if a write committed since and no write holds or awaits the lock;
+        else they are those of the last read."""
+        if self._counts_stale and not self._closed:
+            with self._lock.reading_if_free() as free:
+                if free and not self._closed:
+                    self._counts_stale = False
+                    self._counts = self.engine.stats(vector_index=False)
+        return not self._closed, dict(self._counts)
 
     @contextmanager
     def reading(self) -> Iterator[None]:

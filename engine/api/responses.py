@@ -64,14 +64,18 @@ class ListResponse:
 
 @dataclass(frozen=True, slots=True)
 class ForgetResponse:
+    """Every memory forgotten (the named ones, their revisions, and what was derived from a forgotten
+    document: its propositions); `cascade_count` counts the derived ones."""
+
     forgotten: tuple[str, ...]
+    cascade_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"forgotten": list(self.forgotten)}
+        return {"forgotten": list(self.forgotten), "cascade_count": self.cascade_count}
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Self:
-        return cls(tuple(raw["forgotten"]))
+        return cls(tuple(raw["forgotten"]), int(raw.get("cascade_count", 0)))
 
 
 @dataclass(frozen=True, slots=True)

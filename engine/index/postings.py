@@ -10,7 +10,7 @@ tie-break (memory id), so the ranked lists equal `fulltext.bm25`'s (tests/engine
 
 Like the candidate table, everything here is valid for one `Storage.version`: the first search after
 any change (this process's write, or another connection's commit) starts from empty lists again, so
-nothing can be stale. Lists are kept up to `config.LEXICAL_POSTINGS_KEPT` entries in all, then dropped.
+nothing can be stale. Lists are kept up to `LEXICAL_POSTINGS_KEPT` entries in all, then dropped.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine import config
 from engine.store.interface import Storage
 from engine.store.sqlite.fulltext import TABLES, idf
+
+# Posting lists kept in memory for lexical search, in entries (8 bytes each) over
+# all terms; beyond it they are dropped and read again as cues need them.
+LEXICAL_POSTINGS_KEPT = 5_000_000
 
 
 class LexicalPostings:
@@ -52,7 +55,7 @@ class LexicalPostings:
         found = self._lists.get(key)
         if found is None:
             found = self._store.lexical_postings(table, term)
-            if self._kept + len(found[0]) > config.LEXICAL_POSTINGS_KEPT:
+            if self._kept + len(found[0]) > LEXICAL_POSTINGS_KEPT:
                 self._lists.clear()
                 self._kept = 0
             self._lists[key] = found

@@ -46,12 +46,13 @@ from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.drafts import Draft
 from engine.ingest.entities import EntityResolver, save_resolution
-from engine.ingest.linking import count_edges, relink
+from engine.ingest.linking import count_edges, derive_edges, relink
 from engine.ingest.summary import IngestSummary, Skipped
-from engine.models import MemoryKind, iso
+from engine.models import Memory, MemoryKind, iso
 from engine.store.entities import EntityRegistry
-from engine.store.ledger import DOCUMENT, MESSAGE, PROPOSITION, Ledger, LedgerRow
-from engine.store.rows import MemoryRecord
+from engine.store.interface import Storage
+from engine.store.ledger import DOCUMENT, MESSAGE, PROPOSITION, Ledger, LedgerRow, LinkRow
+from engine.store.rows import MemoryRecord, to_micros
 from engine.validation import fit_content
 from engine.writer import Writer
 
@@ -578,12 +579,27 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
         Ledger.write(cur, rows)
         save_resolution(cur, resolver)
 
-    writer.commit(records, [], also=also)
+    # The batch's own derived edges (each proposition to its document, and those among the batch's
+    # propositions) commit with it, so a run interrupted after this batch leaves its documents linked; the
+    # final linking pass replaces them with the whole corpus's derivation.
+    writer.commit(records, derive_edges(_link_rows(store, memories, items, kept_rows)), also=also)
     added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
     summary.propositions_added += added
     summary.propositions_kept += len(kept_rows)
     summary.propositions_removed += sum(len(p.drop) for p in batch)
     phases["writing"] += time.perf_counter() - mark
+
+
+def _link_rows(store: Storage, memories: Sequence[Memory],
+               items: Sequence[tuple[RememberRequest, dict[str, Any], LedgerRow, str]],
+               kept: Sequence[LedgerRow]) -> list[LinkRow]:
+    """What the linker reads, for one batch before it is committed: its new memories and the kept ones."""
+    rows = [LinkRow(m.id, r.source, r.role, r.position, r.analysis, m.entity_id, to_micros(m.created_at))
+            for m, (_, _, r, _) in zip(memories, items, strict=True)]
+    found = store.get_many([r.memory_id for r in kept])
+    rows += [LinkRow(r.memory_id, r.source, r.role, r.position, r.analysis, found[r.memory_id].entity_id,
+                     to_micros(found[r.memory_id].created_at)) for r in kept if r.memory_id in found]
+    return rows
 
 
 def _request(content: str, context: dict[str, Any], entity_id: str | None, kind: MemoryKind,

@@ -12,13 +12,16 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from engine import config
 from engine.models import RecallResult, Strategy, StrategyDetail
 from engine.recall.lexical_query import match_expression, terms
 from engine.recall.strategies import Hit, RecallInputs
 from engine.store.interface import Storage
 
 _MARKED = re.compile(r"\[([^\]]+)\]")
+# How many full-text matches each lexical table contributes to a recall's candidate pool (at least top_k).
+LEXICAL_POOL = 100
+# Single-strategy lexical relevance: bm25 / (bm25 + this), so relevance stays in [0, 1).
+LEXICAL_RELEVANCE_HALF = 10.0
 
 
 def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -33,11 +36,11 @@ def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dic
 
 def lexical(inp: RecallInputs) -> list[Hit]:
     req = inp.request
-    own, window = lexical_signals(inp, max(config.LEXICAL_POOL, req.top_k))
+    own, window = lexical_signals(inp, max(LEXICAL_POOL, req.top_k))
     hits = []
     for memory_id in dict.fromkeys([*own, *window]):
         total = own.get(memory_id, 0.0) + window.get(memory_id, 0.0)
-        relevance = total / (total + config.LEXICAL_RELEVANCE_HALF)
+        relevance = total / (total + LEXICAL_RELEVANCE_HALF)
         fields = {"bm25": round(own.get(memory_id, 0.0), 4), "window_bm25": round(window.get(memory_id, 0.0), 4)}
         hits.append(Hit(memory_id, relevance, StrategyDetail(Strategy.LEXICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))

@@ -112,6 +112,20 @@ class Ledger:
                 counts[role] = counts.get(role, 0) + int(n)
         return counts
 
+    def derived_from(self, memory_ids: Sequence[str]) -> list[str]:
+        """The propositions indexed from the documents among `memory_ids` (what forgetting them forgets too)."""
+        if not self.store.read("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ingested'"):
+            return []
+        found: list[str] = []
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            found.extend(r[0] for r in self.store.read(
+                "SELECT p.memory_id FROM ingested d JOIN ingested p ON p.source = d.source AND p.role = ?"
+                f" WHERE d.role = ? AND d.memory_id IN ({marks})", (PROPOSITION, DOCUMENT, *chunk)
+            ))
+        return found
+
     def memory_ids(self, sources: Iterable[str]) -> list[str]:
         found: list[str] = []
         for source in sources:

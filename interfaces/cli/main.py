@@ -9,6 +9,7 @@ on stderr with the exit code of `interfaces.errors`, with nothing written. Comma
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,6 +59,9 @@ class HebbsGroup(click.Group):
     def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
         ensure_utf8_streams()
+        # Everything `hebbs` creates (records, WAL, the vector index's files, keys, uploads) is its user's
+        # alone: memories are private text (docs/reliability.md, file modes).
+        os.umask(0o077)
         argv = args[0] if args else kwargs.get("args")
         # Checked before click parses anything: no data dir is created for a command that is refused.
         problem = _undecodable_argument(sys.argv[1:] if argv is None else list(argv))
@@ -180,7 +184,8 @@ def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool) -> No
     if _json_mode():
         _emit_json(response.to_dict())
     else:
-        click.echo(f"forgot {len(forgotten)} memor{'y' if len(forgotten) == 1 else 'ies'}")
+        derived = f" ({response.cascade_count} derived from a forgotten document)" if response.cascade_count else ""
+        click.echo(f"forgot {len(forgotten)} memor{'y' if len(forgotten) == 1 else 'ies'}{derived}")
 
 
 # --- reads -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ Own module so that only these commands import the web and RPC frameworks.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from pathlib import Path
@@ -18,25 +19,54 @@ from interfaces.cli.options import common_options
 
 @click.command()
 @click.option("--host", default=config.DEFAULT_SERVE_HOST, show_default=True,
-              help="Address to listen on (loopback unless told otherwise).")
+              help="Address to listen on (loopback unless told otherwise; see docs/reliability.md before exposing it).")
 @click.option("--rest-port", type=click.IntRange(0, 65535), default=config.DEFAULT_REST_PORT, show_default=True)
 @click.option("--grpc-port", type=click.IntRange(0, 65535), default=config.DEFAULT_GRPC_PORT, show_default=True)
 @click.option("--no-auth", is_flag=True, help="Accept requests without an API key (local experiments only).")
+@click.option("--index-root", "index_roots", multiple=True, metavar="FOLDER",
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder /v1/index may read (repeatable). None: indexing server files is off; uploads still work.")
+@click.option("--allow-host", "allowed_hosts", multiple=True, metavar="NAME",
+              help="A host name clients reach this server by (repeatable); the bound host, IP addresses and "
+                   "localhost are always accepted. Other Host headers are refused (DNS rebinding).")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="PEM",
+              help="Serve REST (https) and gRPC over TLS with this certificate chain (with --tls-key).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), metavar="PEM",
+              help="The certificate's private key.")
 @click.option("--chroma-url", envvar=config.CHROMA_URL_ENV, metavar="URL",
               help=f"Keep the vector index on a Chroma server (env {config.CHROMA_URL_ENV}).")
 @common_options
-def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, chroma_url: str | None) -> None:
+def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, index_roots: tuple[Path, ...],
+          allowed_hosts: tuple[str, ...], tls_cert: Path | None, tls_key: Path | None, chroma_url: str | None) -> None:
     """Serve the data dir to agents: REST (FastAPI) and gRPC (the official SDK's hebbs.v1 services)."""
-    from interfaces.server import run_server
+    from interfaces.server import Tls, run_server
 
     ctx = click.get_current_context()
     data_dir = Path(ctx.obj["data_dir"])
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    tls = Tls(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not _loopback(host):
+        click.echo(f"hebbs: WARNING: --host {host} accepts connections from other machines"
+                   + ("" if tls else "; REST and gRPC are plain text (no --tls-cert/--tls-key): keys and memories "
+                                     "cross the network readable by anyone on the path"), err=True)
     if no_auth:
         click.echo("hebbs: WARNING: --no-auth: anyone who can reach this port can read and change every memory",
                    err=True)
     run_server(data_dir, host=host, rest_port=rest_port, grpc_port=grpc_port, auth=not no_auth,
-               chroma_url=chroma_url, announce=lambda text: click.echo(text, err=True))
+               chroma_url=chroma_url, index_roots=index_roots, allowed_hosts=allowed_hosts, tls=tls,
+               announce=lambda text: click.echo(text, err=True))
+
+
+def _loopback(host: str) -> bool:
+    """True for an address only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @click.group()

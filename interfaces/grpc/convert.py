@@ -13,8 +13,8 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 from hebbs._generated import hebbs_pb2 as pb
 
-from engine import ids
-from engine.errors import ValidationError
+from engine import config, ids
+from engine.errors import InvalidContextError, ValidationError
 from engine.models import Memory, MemoryKind, RecallResult, StrategyDetail
 from engine.store.rows import from_micros
 
@@ -47,9 +47,20 @@ def _micros(moment: datetime | None) -> int:
     return 0 if moment is None else int(moment.timestamp() * 1_000_000)
 
 
-def _iso(micros: int) -> str | None:
-    moment = from_micros(micros) if micros else None
+def _iso(micros: int, what: str) -> str | None:
+    try:
+        moment = from_micros(micros) if micros else None
+    except OverflowError:
+        raise ValidationError(f"{what} {micros} microseconds since 1970 is past the year {config.MAX_YEAR}") from None
     return None if moment is None else moment.isoformat()
+
+
+def _name(enum: Any, number: int) -> str:
+    """An enum value's name, or its number for one the protos do not define (a newer or hostile client)."""
+    try:
+        return str(enum.Name(number))
+    except ValueError:
+        return f"{number} (not a value of {enum.DESCRIPTOR.name})"
 
 
 def _struct(value: dict[str, Any] | None) -> struct_pb2.Struct | None:
@@ -61,7 +72,13 @@ def _struct(value: dict[str, Any] | None) -> struct_pb2.Struct | None:
 
 
 def context_of(message: Any, field: str = "context") -> dict[str, Any] | None:
-    return json_format.MessageToDict(getattr(message, field)) if message.HasField(field) else None
+    """A Struct field as a JSON object; NaN, Infinity and nesting past protobuf's own limits are refused."""
+    if not message.HasField(field):
+        return None
+    try:
+        return dict(json_format.MessageToDict(getattr(message, field)))
+    except (json_format.Error, ValueError, RecursionError) as exc:
+        raise InvalidContextError(f"{field} is not a JSON object: {str(exc)[:160]}") from None
 
 
 def memory_to_proto(memory: Memory) -> Any:
@@ -133,11 +150,11 @@ def remember_fields(request: Any) -> dict[str, Any]:
     if request.HasField("entity_id") and request.entity_id:
         fields["entity_id"] = request.entity_id
     if request.HasField("kind") and request.kind != pb.MEMORY_KIND_UNSPECIFIED:
-        fields["kind"] = KIND_OF.get(request.kind, str(request.kind))
+        fields["kind"] = KIND_OF.get(request.kind, _name(pb.MemoryKind, request.kind))
     edges = []
     for edge in request.edges:
         if edge.edge_type not in EDGE_OF:
-            raise ValidationError(f"edge type {pb.EdgeType.Name(edge.edge_type)} is not stored by this engine")
+            raise ValidationError(f"edge type {_name(pb.EdgeType, edge.edge_type)} is not stored by this engine")
         spec: dict[str, Any] = {"target": memory_id(edge.target_id, "edge target_id"), "type": EDGE_OF[edge.edge_type]}
         if edge.HasField("confidence"):
             spec["confidence"] = edge.confidence
@@ -166,34 +183,34 @@ def _merge(params: dict[str, Any], name: str, value: Any) -> None:
 
 
 def recall_fields(request: Any) -> dict[str, Any]:
-    """The engine's recall fields from `RecallRequest`: strategies and each config's parameters."""
+    """The engine's recall fields from `RecallRequest`: strategies and each strategy_config's parameters."""
     fields: dict[str, Any] = {"cue": request.cue}
     strategies = []
     params: dict[str, Any] = {}
-    for config in request.strategies:
-        if config.strategy_type not in STRATEGY_OF:
-            raise ValidationError(f"unknown strategy {pb.RecallStrategyType.Name(config.strategy_type)}")
-        strategies.append(STRATEGY_OF[config.strategy_type])
-        if config.HasField("entity_id") and config.entity_id:
-            _merge(params, "entity_id", config.entity_id)
-        if config.HasField("time_range"):
-            span = config.time_range
-            _merge(params, "time_range", [_iso(span.start_us), _iso(span.end_us)])
-        if config.HasField("seed_memory_id"):
-            _merge(params, "seed_memory_id", memory_id(config.seed_memory_id, "seed_memory_id"))
-        if config.HasField("max_depth"):
-            _merge(params, "max_depth", config.max_depth)
-        if config.HasField("ef_search"):
-            _merge(params, "ef_search", config.ef_search)
-        if config.HasField("analogical_alpha"):
-            _merge(params, "analogical_alpha", config.analogical_alpha)
-        if len(config.edge_types):
-            unknown = [pb.EdgeType.Name(t) for t in config.edge_types if t not in EDGE_OF]
+    for strategy_config in request.strategies:
+        if strategy_config.strategy_type not in STRATEGY_OF:
+            raise ValidationError(f"unknown strategy {_name(pb.RecallStrategyType, strategy_config.strategy_type)}")
+        strategies.append(STRATEGY_OF[strategy_config.strategy_type])
+        if strategy_config.HasField("entity_id") and strategy_config.entity_id:
+            _merge(params, "entity_id", strategy_config.entity_id)
+        if strategy_config.HasField("time_range"):
+            span = strategy_config.time_range
+            _merge(params, "time_range", [_iso(span.start_us, "time_range start"), _iso(span.end_us, "time_range end")])
+        if strategy_config.HasField("seed_memory_id"):
+            _merge(params, "seed_memory_id", memory_id(strategy_config.seed_memory_id, "seed_memory_id"))
+        if strategy_config.HasField("max_depth"):
+            _merge(params, "max_depth", strategy_config.max_depth)
+        if strategy_config.HasField("ef_search"):
+            _merge(params, "ef_search", strategy_config.ef_search)
+        if strategy_config.HasField("analogical_alpha"):
+            _merge(params, "analogical_alpha", strategy_config.analogical_alpha)
+        if len(strategy_config.edge_types):
+            unknown = [_name(pb.EdgeType, t) for t in strategy_config.edge_types if t not in EDGE_OF]
             if unknown:
                 raise ValidationError(f"edge types not stored by this engine: {', '.join(unknown)}")
-            _merge(params, "edge_types", sorted(EDGE_OF[t] for t in config.edge_types))
-        if config.HasField("top_k"):
-            params["top_k"] = max(params.get("top_k", 0), config.top_k)
+            _merge(params, "edge_types", sorted(EDGE_OF[t] for t in strategy_config.edge_types))
+        if strategy_config.HasField("top_k"):
+            params["top_k"] = max(params.get("top_k", 0), strategy_config.top_k)
     if strategies:
         fields["strategies"] = strategies
     fields.update(params)

@@ -16,10 +16,12 @@ import grpc
 from hebbs._generated import hebbs_pb2 as pb
 from hebbs._generated import hebbs_pb2_grpc as pb_grpc
 
+from engine import config
 from engine.errors import HebbsError
 from interfaces.auth import ListenError, bearer_token
 from interfaces.errors import outcome_of
 from interfaces.grpc import convert
+from interfaces.listen import listen
 from interfaces.service import VERSION, HebbsService
 
 log = logging.getLogger("hebbs.grpc")
@@ -81,7 +83,7 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     @_rpc
     def Forget(self, request: Any, context: Any) -> Any:  # noqa: N802
         response = self.service.call("forget", convert.forget_fields(request))
-        return pb.ForgetResponse(forgotten_count=len(response.forgotten))
+        return pb.ForgetResponse(forgotten_count=len(response.forgotten), cascade_count=response.cascade_count)
 
     @_rpc
     def SetPolicy(self, request: Any, context: Any) -> Any:  # noqa: N802
@@ -96,26 +98,70 @@ class HealthServicer(pb_grpc.HealthServiceServicer):
         self.service = service
 
     def Check(self, request: Any, context: Any) -> Any:  # noqa: N802
-        try:
-            memories = self.service.call("stats", {}).memories
-            status = pb.HealthCheckResponse.SERVING
-        except HebbsError:
-            memories, status = 0, pb.HealthCheckResponse.NOT_SERVING
+        ok, counts = self.service.health()  # never waits for the store's lock
+        memories = int(counts.get("memories") or 0)
+        status = pb.HealthCheckResponse.SERVING if ok else pb.HealthCheckResponse.NOT_SERVING
         return pb.HealthCheckResponse(status=status, version=VERSION, memory_count=memories,
                                       uptime_seconds=int(self.service.uptime_seconds()))
 
 
-def start_grpc(service: HebbsService, host: str, port: int) -> grpc.Server:
-    """A started gRPC server on host:port (port 0 picks one; `server.bound_port` tells which)."""
-    server = grpc.server(ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="hebbs-grpc"))
-    pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
-    pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
+class _DecodeErrors(grpc.ServerInterceptor):
+    """Requests are decoded inside the handler instead of by grpcio, so garbage or truncated protobuf,
+    invalid UTF-8 in a string field and nesting past protobuf's recursion limit answer INVALID_ARGUMENT
+    with the reason (grpcio's own decoding failure is an INTERNAL "Exception deserializing request!")."""
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        handler = continuation(details)
+        if handler is None or handler.request_deserializer is None or not handler.unary_unary:
+            return handler
+        decode, behaviour = handler.request_deserializer, handler.unary_unary
+
+        def decoded(raw: bytes, context: grpc.ServicerContext) -> Any:
+            try:
+                request = decode(raw)
+            except Exception as exc:  # DecodeError, and whatever else a hostile message provokes
+                reason = str(exc) or type(exc).__name__
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request is not a valid "
+                              f"{details.method.rsplit('/', 1)[-1]} message: {reason}")
+            return behaviour(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(decoded, request_deserializer=None,
+                                                   response_serializer=handler.response_serializer)
+
+
+def bind_grpc(host: str, port: int, tls: Any = None) -> grpc.Server:
+
+    """A gRPC server bound to host:port, not yet serving (`serve_grpc` starts it). The port is exclusive:
+    grpcio binds with SO_REUSEPORT by default, which lets a second server on the same port take half of
+    the new connections; it is switched off, so a port in use is a `ListenError`. `tls`: `server.Tls`."""
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="hebbs-grpc"),
+        interceptors=[_DecodeErrors()],
+        options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", config.MAX_REQUEST_BYTES)],
+    )
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if port:
+        listen(host, port, "gRPC").close()  # a port in use is named here in one line, before grpcio logs its own
     try:
-        bound = server.add_insecure_port(address)
+        if tls is None:
+            bound = server.add_insecure_port(address)
+        else:
+            bound = server.add_secure_port(address, grpc.ssl_server_credentials([tls.pair()]))
     except RuntimeError:  # newer grpcio raises instead of returning 0
         bound = 0
     if bound == 0:
-        raise ListenError(f"cannot listen for gRPC on {address} (port in use?)")
+        raise ListenError(f"cannot listen for gRPC on {address}: the port is in use or the address is not this "
+                          "host's")
+    return server
+
+
+def serve_grpc(server: grpc.Server, service: HebbsService) -> grpc.Server:
+    pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
+    pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
     server.start()
     return server
+
+
+def start_grpc(service: HebbsService, host: str, port: int) -> grpc.Server:
+    """A started gRPC server on host:port (what tests run in-process)."""
+    return serve_grpc(bind_grpc(host, port), service)

@@ -9,13 +9,10 @@ Memories also carry the fields the official SDK's `HebbsRestClient` reads (`memo
 from __future__ import annotations
 
 import logging
-import shutil
-import tempfile
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, File, Query, UploadFile
+from fastapi import Depends, FastAPI, File, Header, Query, Response, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.requests import Request
@@ -24,8 +21,11 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from engine import config
+from engine.api import IngestRequest, parse_request
 from engine.errors import HebbsError, ValidationError
 from interfaces.errors import outcome_of
+from interfaces.http.limits import BodyRefused, RequestGuard
 from interfaces.http.schemas import (
     EdgesBody,
     ForgetBody,
@@ -36,16 +36,38 @@ from interfaces.http.schemas import (
     RescoreBody,
     ReviseBody,
 )
+from interfaces.http.uploads import save_uploads, upload_name
 from interfaces.http.wire import forget_to_wire, memory_to_wire, recall_to_wire
-from interfaces.service import VERSION, HebbsService
+from interfaces.service import VERSION, HebbsService, PartialWriteError
 
 log = logging.getLogger("hebbs.http")
 
+IDEMPOTENCY_HELP = (f"Any text up to {config.IDEMPOTENCY_KEY_BYTES} bytes, new per write: a retry with the same "
+                    "key gets the first reply instead of storing again.")
 _bearer = HTTPBearer(auto_error=False, description="An API key: `hebbs keys create` (or HEBBS_API_KEY).")
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str, stored: dict[str, Any] | None = None) -> JSONResponse:
+    """`{"error": ...}`; a failed write answered 5xx also says whether anything was stored (a 4xx never
+    stores anything: the request was refused before the write)."""
+    return JSONResponse({"error": message, **(stored or {} if status >= 500 else {})}, status_code=status)
+
+
+_READS_BY_POST = ("/v1/memories/recall", "/v1/recall", "/v1/rescore", "/v1/prime")
+
+
+def _stored(request: Request, error: BaseException | None) -> dict[str, Any] | None:
+    """For a write that failed on the server's side, whether anything was stored (so a client knows whether
+    to retry): 0 when the engine rolled the whole write back or never began it (every `HebbsError`: a full
+    disk, a server shutting down), the count and ids when a chunked batch committed some chunks, null when
+    unknown (a bug mid-write)."""
+    if request.method not in ("POST", "PUT", "DELETE") or request.url.path in _READS_BY_POST:
+        return None
+    if isinstance(error, PartialWriteError):
+        return {"stored": len(error.stored), "stored_ids": [m.id for m in error.stored]}
+    if error is None or isinstance(error, HebbsError):
+        return {"stored": 0}
+    return {"stored": None}
 
 
 def _renamed(fields: dict[str, Any], aliases: Mapping[str, str]) -> dict[str, Any]:
@@ -59,8 +81,10 @@ def _renamed(fields: dict[str, Any], aliases: Mapping[str, str]) -> dict[str, An
     return fields
 
 
-def create_app(service: HebbsService) -> FastAPI:
-    """The FastAPI app over `service`. Swagger UI at /docs is served from the `swagger-ui-bundle` package."""
+def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> FastAPI:
+    """The FastAPI app over `service`. Swagger UI at /docs is served from the `swagger-ui-bundle` package.
+    `allowed_hosts`: names a client may reach it under besides IP literals and localhost (the bound host
+    and each --allow-host; interfaces/http/limits.py)."""
     app = FastAPI(
         title="hebbs",
         version=VERSION,
@@ -70,27 +94,31 @@ def create_app(service: HebbsService) -> FastAPI:
         redoc_url=None,
     )
     _install_docs(app)
-    app.add_middleware(_JsonByDefault)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts)
 
     @app.exception_handler(HebbsError)
-    async def hebbs_error(_: Request, exc: HebbsError) -> JSONResponse:
-        return _error(outcome_of(exc).http_status, str(exc))
+    async def hebbs_error(request: Request, exc: HebbsError) -> JSONResponse:
+        return _error(outcome_of(exc).http_status, str(exc), _stored(request, exc))
 
     @app.exception_handler(RequestValidationError)
-    async def bad_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         message = str(first.get("msg", "invalid request"))
-        return _error(422, f"{where}: {message}" if where else f"invalid request body: {message}")
+        return _error(422, f"{where}: {message}" if where else f"invalid request body: {message}",
+                      _stored(request, None))
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return _error(exc.status_code, str(exc.detail))
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        response = _error(exc.status_code, str(exc.detail), _stored(request, None))
+        if isinstance(exc, BodyRefused):  # the rest of the body is not read: the connection cannot go on
+            response.headers["Connection"] = "close"
+        return response
 
     @app.exception_handler(Exception)
-    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error")
-        return _error(500, f"internal error: {type(exc).__name__}")
+        return _error(500, f"internal error: {type(exc).__name__}", _stored(request, exc))
 
     def authorized(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
         service.authorize(creds.credentials if creds else None)
@@ -105,26 +133,35 @@ def create_app(service: HebbsService) -> FastAPI:
         return {"status": "live"}
 
     @app.get("/v1/health/ready", tags=["health"])
-    def ready() -> dict[str, str]:
-        """The store is open and answers."""
-        call("stats", {})
-        return {"status": "ready"}
+    def ready() -> JSONResponse:
+        """The store is open (answered without waiting for the store's lock: a long write never fails it)."""
+        ok, _ = service.health()
+        return JSONResponse({"status": "ready" if ok else "stopping"}, status_code=200 if ok else 503)
 
     @app.get("/v1/system/health", tags=["health"])
     def system_health() -> dict[str, Any]:
-        """Status, version and counts (what the SDK's `status()` reads)."""
-        stats = call("stats", {}).to_dict()
-        return {"status": "ok", "version": VERSION, "engine": "hebbs-workbench",
-                "uptime_seconds": round(service.uptime_seconds(), 3), **stats}
+        """Status, version and counts as of the last write (what the SDK's `status()` reads)."""
+        ok, counts = service.health()
+        return {"status": "ok" if ok else "stopping", "version": VERSION, "engine": "hebbs-workbench",
+                "uptime_seconds": round(service.uptime_seconds(), 3), **counts}
 
     # --- memories ------------------------------------------------------------------------------------
     @app.post("/v1/memories", tags=["memories"], dependencies=guarded, status_code=201)
-    def remember(body: MemoryBody) -> dict[str, Any]:
-        """Remember one memory, or a batch (`{"items": [...]}`: all or nothing)."""
+    def remember(body: MemoryBody, response: Response,
+                 idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_HELP)] = None) -> dict[str, Any]:
+        """Remember one memory, or a batch (`{"items": [...]}`, capped at config.MAX_BATCH_ITEMS; a batch over
+        config.WRITE_CHUNK_ITEMS is committed in chunks, and a failure says what was stored)."""
         fields = body.fields()
-        if "items" in fields:
-            return {"memories": [memory_to_wire(m) for m in call("remember_many", fields).memories]}
-        return memory_to_wire(call("remember", fields))
+
+        def run() -> dict[str, Any]:
+            if "items" in fields:
+                return {"memories": [memory_to_wire(m) for m in call("remember_many", fields).memories]}
+            return memory_to_wire(call("remember", fields))
+
+        reply, replayed = service.once(idempotency_key, "remember", run)
+        if replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        return reply
 
     @app.get("/v1/memories", tags=["memories"], dependencies=guarded)
     def list_memories(
@@ -189,26 +226,33 @@ def create_app(service: HebbsService) -> FastAPI:
     # --- documents -----------------------------------------------------------------------------------
     @app.post("/v1/index", tags=["documents"], dependencies=guarded)
     def index(body: IndexBody) -> dict[str, Any]:
-        """Index files or folders that are on the server's own file system."""
+        """Index files or folders on the server's own file system, under its --index-root folders only (none
+        configured: refused with 403)."""
+        request = parse_request("ingest", body.fields())
+        assert isinstance(request, IngestRequest)
+        service.check_index_paths(request.paths)
         return call("ingest", body.fields()).to_dict()
 
     @app.post("/v1/upload", tags=["documents"], dependencies=guarded)
-    def upload(files: Annotated[list[UploadFile], File(description="Markdown, text or JSON chats.")]) -> dict[str, Any]:
-        """Index uploaded documents (multipart field `files`); their names keep their folders."""
-        with tempfile.TemporaryDirectory(prefix="hebbs-upload-") as tmp:
-            root = Path(tmp)
-            names = []
-            for item in files:
-                relative = Path(item.filename or "upload.txt")
-                if relative.is_absolute() or ".." in relative.parts:
-                    raise ValidationError(f"an uploaded file name must be relative, got {item.filename!r}")
-                target = root / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with target.open("wb") as out:
-                    shutil.copyfileobj(item.file, out)
-                names.append(str(relative))
-            summary = call("ingest", {"paths": [str(root)]}).to_dict()
-        return {"uploaded": len(names), "files": names, **summary}
+    def upload(
+        files: Annotated[list[UploadFile], File(description="Markdown, text or JSON chats.")],
+        response: Response,
+        idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_HELP)] = None,
+    ) -> dict[str, Any]:
+        """Index uploaded documents (multipart field `files`). Each is kept in the data dir under its name (folders
+        allowed): uploading a name again replaces that file and its memories, or does nothing if unchanged."""
+
+        def run() -> dict[str, Any]:
+            names = [upload_name(item.filename) for item in files]
+            with service.writing():
+                saved = save_uploads(service.engine.data_dir, [(n, f.file) for n, f in zip(names, files, strict=True)])
+                summary = call("ingest", {"paths": [str(p) for p in saved]}).to_dict()
+            return {"uploaded": len(names), "files": [str(n) for n in names], **summary}
+
+        reply, replayed = service.once(idempotency_key, "upload", run)
+        if replayed:
+            response.headers["Idempotent-Replayed"] = "true"
+        return reply
 
     # --- graph, entities, stats ------------------------------------------------------------------------
     @app.get("/v1/graph/{memory_id}", tags=["graph"], dependencies=guarded)
@@ -232,22 +276,6 @@ def create_app(service: HebbsService) -> FastAPI:
         return call("stats", {}).to_dict()
 
     return app
-
-
-class _JsonByDefault:
-    """A body sent without a JSON content type (`curl -d '{...}'` sends form encoding) is read as JSON, so
-    the documented curl examples work as typed. Uploads keep their multipart type."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] in ("POST", "PUT") and scope["path"] != "/v1/upload":
-            headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
-            given = dict(scope["headers"]).get(b"content-type", b"")
-            if not given or given.startswith(b"application/x-www-form-urlencoded"):
-                scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
-        await self.app(scope, receive, send)
 
 
 def _install_docs(app: FastAPI) -> None:

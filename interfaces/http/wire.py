@@ -39,4 +39,4 @@ def recall_to_wire(response: RecallResponse) -> dict[str, Any]:
 
 
 def forget_to_wire(response: ForgetResponse) -> dict[str, Any]:
-    return {**response.to_dict(), "forgotten_count": len(response.forgotten), "cascade_count": 0}
+    return {**response.to_dict(), "forgotten_count": len(response.forgotten)}

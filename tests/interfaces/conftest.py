@@ -151,7 +151,7 @@ def strip_sdk_fields(value: Any) -> Any:
     if isinstance(value, dict):
         if "memory" in value and "score" in value:  # a recall result: flat SDK copies of its memory
             value = {k: v for k, v in value.items() if k not in SDK_RESULT_FIELDS}
-        drop = set(SDK_MEMORY_FIELDS) | {"count", "forgotten_count", "cascade_count"}
+        drop = set(SDK_MEMORY_FIELDS) | {"count", "forgotten_count"}
         return {k: strip_sdk_fields(v) for k, v in value.items() if k not in drop}
     if isinstance(value, list):
         return [strip_sdk_fields(v) for v in value]

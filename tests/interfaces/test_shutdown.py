@@ -33,6 +33,7 @@ def test_writes_in_flight_at_shutdown_are_finished_or_refused_never_lost(
                     return  # the server has gone away
                 if reply.status_code != 201:
                     assert reply.status_code == 503 and "shutting down" in reply.json()["error"], reply.text
+                    assert reply.json()["stored"] == 0  # a refused write says that nothing was stored
                     refused.append(reply.status_code)
                     return
                 acked.append(reply.json()["id"])

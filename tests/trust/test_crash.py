@@ -128,7 +128,8 @@ def test_kill_9_with_structures_pending_loses_none_and_the_next_analogical_recal
 
 
 def _documents_and_propositions(data: Path) -> tuple[dict[str, int], dict[str, int]]:
-    """Per source: the proposition count its document memory declares, and the propositions stored."""
+    """Per source: the proposition count its document memory declares, and the propositions stored and linked
+    to it (a document committed without its proposition_of edges counts as half-written)."""
     store = RecordStore(data / "records.sqlite3")
     try:
         assert store.read("PRAGMA integrity_check")[0][0] == "ok"
@@ -136,6 +137,10 @@ def _documents_and_propositions(data: Path) -> tuple[dict[str, int], dict[str, i
         declared = dict(store.read(
             f"SELECT {source}, json_extract(context, '$.propositions') FROM memories WHERE kind = 'document'"))
         stored = dict(store.read(f"SELECT {source}, count(*) FROM memories WHERE kind = 'proposition' GROUP BY 1"))
+        linked = dict(store.read(
+            "SELECT json_extract(d.context, '$.source'), count(*) FROM edges e JOIN memories d ON d.id = e.target"
+            " WHERE e.type = 'proposition_of' AND d.kind = 'document' GROUP BY 1"))
+        assert linked == stored, "a committed document is missing its proposition_of edges"
         return declared, stored
     finally:
         store.close()

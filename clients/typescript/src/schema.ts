@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * Ready
-         * @description The store is open and answers.
+         * @description The store is open (answered without waiting for the store's lock: a long write never fails it).
          */
         get: operations["ready_v1_health_ready_get"];
         put?: never;
@@ -115,7 +115,8 @@ export interface paths {
         put?: never;
         /**
          * Index
-         * @description Index files or folders that are on the server's own file system.
+         * @description Index files or folders on the server's own file system, under its --index-root folders only (none
+         *     configured: refused with 403).
          */
         post: operations["index_v1_index_post"];
         delete?: never;
@@ -139,7 +140,8 @@ export interface paths {
         put?: never;
         /**
          * Remember
-         * @description Remember one memory, or a batch (`{"items": [...]}`: all or nothing).
+         * @description Remember one memory, or a batch (`{"items": [...]}`, capped at config.MAX_BATCH_ITEMS; a batch over
+         *     config.WRITE_CHUNK_ITEMS is committed in chunks, and a failure says what was stored).
          */
         post: operations["remember_v1_memories_post"];
         delete?: never;
@@ -298,7 +300,7 @@ export interface paths {
         };
         /**
          * System Health
-         * @description Status, version and counts (what the SDK's `status()` reads).
+         * @description Status, version and counts as of the last write (what the SDK's `status()` reads).
          */
         get: operations["system_health_v1_system_health_get"];
         put?: never;
@@ -320,7 +322,8 @@ export interface paths {
         put?: never;
         /**
          * Upload
-         * @description Index uploaded documents (multipart field `files`); their names keep their folders.
+         * @description Index uploaded documents (multipart field `files`). Each is kept in the data dir under its name (folders
+         *     allowed): uploading a name again replaces that file and its memories, or does nothing if unchanged.
          */
         post: operations["upload_v1_upload_post"];
         delete?: never;
@@ -546,7 +549,7 @@ export interface components {
             seed_memory_id?: string | null;
             /**
              * Strategies
-             * @description similarity (default), temporal, causal, analogical, lexical; several are fused.
+             * @description similarity, temporal, causal, analogical, lexical; several are fused. None (and no preset): the default preset, recommended.
              */
             strategies?: string[] | string | null;
             /**
@@ -760,9 +763,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": unknown;
                 };
             };
         };
@@ -844,7 +845,10 @@ export interface operations {
     remember_v1_memories_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any text up to 200 bytes, new per write: a retry with the same key gets the first reply instead of storing again. */
+                "idempotency-key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1203,7 +1207,10 @@ export interface operations {
     upload_v1_upload_post: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Any text up to 200 bytes, new per write: a retry with the same key gets the first reply instead of storing again. */
+                "idempotency-key"?: string | null;
+            };
             path?: never;
             cookie?: never;
         };
