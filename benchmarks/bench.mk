@@ -44,9 +44,11 @@ calibrate: setup
 bench-serve: setup
 	$(BENCH_PY) -m benchmarks.bench_serve $(BENCH_ARGS)
 
-# Analogical recall quality (issue 11): true-above-false, MRR and top-1 on benchmarks/analogy/ -> results/analogy.json.
+# Analogical recall quality: the one-sentence triads (issue 11) -> results/analogy.json, then the story sets with
+# their literal / mere-appearance controls and the document case (issue 31) -> results/analogy_stories.json.
 bench-analogy: setup
 	$(BENCH_PY) -m benchmarks.analogy.analogy_eval $(ANALOGY_ARGS)
+	$(BENCH_PY) -m benchmarks.analogy.story_eval $(ANALOGY_STORY_ARGS)
 
 # Analogical recall's latency over 10k memories against the similarity floor -> results/analogy_scale.json.
 bench-analogy-scale: setup

@@ -64,6 +64,17 @@ def mapping_figure(cue: Mapping[str, Any], memory: Mapping[str, Any], mapping: M
     return fig
 
 
+def sentence_rows(mapping: Mapping[str, Any], cue: str, content: str) -> list[dict[str, Any]]:
+    """Which cue sentence maps to which of the memory's, with both sentences' words (a story's mapping)."""
+    rows = []
+    for s in mapping.get("sentences", []):
+        if s.get("cue_span") and s.get("memory_span"):
+            rows.append({"cue sentence": s["cue"] + 1, "cue": cue[slice(*s["cue_span"])],
+                         "memory sentence": s["memory"] + 1, "memory": content[slice(*s["memory_span"])],
+                         "events mapped": s["events"]})
+    return rows
+
+
 def mapping_of(result: Any) -> dict[str, Any]:
     """The analogical mapping a recall result carries, or {}."""
     return next((dict(d.fields.get("mapping") or {}) for d in result.strategy_details

@@ -30,7 +30,7 @@ st.session_state[urlstate.PAGE_PATH] = page.url_path
 
 def navigation() -> None:
     """The pages as a row of links above the page (it wraps on a phone, no menu to open first). Each link
-    carries the inputs its page last had, so a page switch is one history entry and restores the view."""
+    carries the inputs its page last had, so switching back restores the view and its address at once."""
     with st.container(horizontal=True, gap="small", key="nav"):
         for p in PAGES:
             st.page_link(p, query_params=urlstate.link_query(p.url_path), width="content")

@@ -148,8 +148,8 @@ def publish(fields: Iterable[Field], defaults: dict[str, Any] | None = None) -> 
 
 
 def link_query(url_path: str) -> dict[str, list[str]]:
-    """The query a page last published: navigation links carry it, so a page switch is one history entry
-    (the address is complete at once) and the page opens on the inputs it had."""
+    """The query a page last published: navigation links carry it, so the page opens on the inputs it had
+    and the address bar holds them from the start."""
     saved = st.session_state.get(QUERY_PREFIX + url_path)
     return dict(saved) if isinstance(saved, dict) else {}
 

@@ -10,6 +10,9 @@ structure), a literal retelling of the base (its surface and its structure) and 
   structure decides), true above mere (the analog against a story that only looks like the cue), and the
   literal's top-1.
 Recall is the analogical strategy alone, relevance only (weights 1:0:0:0), at alpha 0, 0.5 and 1.
+The document case: the collection in `documents/` indexed (documents and their propositions), the cue
+`DOCUMENT_CUE` recalled with top_k 5; reported is the rank of the first hit from `DOCUMENT_TARGET` (a
+restaurant opening that failed because checks were skipped to open early), or null when it is not in the 5.
 
     python -m benchmarks.analogy.story_eval [--stories FILE] [--out FILE] [--split dev|heldout]
 """
@@ -32,6 +35,8 @@ from engine import MemoryEngine
 
 HERE = Path(__file__).resolve().parent
 ALPHAS = (0.0, 0.5, 1.0)
+DOCUMENT_CUE = "Quality checks were skipped to hit an early date, and the product failed."
+DOCUMENT_TARGET = "saffron-opening.md"
 
 
 def _recall(engine: MemoryEngine, cue: str, alpha: float, k: int) -> dict[str, float]:
@@ -88,6 +93,15 @@ def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path,
                 log(f"controls {n + 1}/{len(sets)}")
     finally:
         engine.close()
+    with MemoryEngine(data_dir / "documents", **kw) as engine:  # the document case
+        engine.ingest([HERE / "documents"])
+        out["document_case"] = {"cue": DOCUMENT_CUE, "target": DOCUMENT_TARGET, "rank_in_top5": {}}
+        for alpha in ALPHAS:
+            hits = engine.recall(DOCUMENT_CUE, strategies=["analogical"], analogical_alpha=alpha, top_k=5,
+                                 scoring_weights=WEIGHTS)
+            rank = next((n for n, r in enumerate(hits, 1)
+                         if str(r.memory.context.get("source", "")).endswith(DOCUMENT_TARGET)), None)
+            out["document_case"]["rank_in_top5"][f"a={alpha:g}"] = rank
     splits = sorted({s["split"] for s in sets}) + ["all"]
     out["results"] = {
         method: {split: {"n": sum(1 for s in sets if split in ("all", s["split"])),
@@ -107,6 +121,10 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(f"| {method} | {split} | {f['n']} | {f['true_above_false']:.0%} | {f['mrr']:.3f} | "
                          f"{f['top1']:.0%} | {f['literal_above_mere']:.0%} | {f['true_above_mere']:.0%} | "
                          f"{f['literal_top1']:.0%} |")
+    if "document_case" in report:
+        found = report["document_case"]["rank_in_top5"].items()
+        ranks = ", ".join(f"{a}: {r if r else 'not in top 5'}" for a, r in found)
+        lines.append(f"\nDocument case ({report['document_case']['target']}, top 5): {ranks}")
     return "\n".join(lines)
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 # action class -> lemmas. A lemma belongs to one class (the first listed wins).
 ACTION_CLASSES: dict[str, tuple[str, ...]] = {
-    "omit": ("skip", "omit", "neglect", "ignore", "overlook", "bypass", "forget", "drop", "cut", "put_off",
+    "omit": ("skip", "omit", "neglect", "ignore", "overlook", "bypass", "forget", "drop", "cut", "put_off", "cancel",
+             "shorten",
              "abandon", "shortcut", "disregard", "dismiss", "waive", "postpone", "defer", "delay", "procrastinate"),
     "prepare": ("test", "check", "verify", "rehearse", "practise", "practice", "train", "prepare", "plan",
                 "inspect", "review", "study", "audit", "validate", "tune", "maintain", "calibrate", "measure",
@@ -33,7 +34,8 @@ ACTION_CLASSES: dict[str, tuple[str, ...]] = {
                 "bloom", "recover", "survive", "rescue", "solve", "fix", "repair", "heal", "master"),
     "harm": ("hurt", "injure", "damage", "harm", "attack", "bite", "sting", "wound", "kill", "destroy",
              "burn", "poison", "sabotage", "betray", "cheat", "steal", "rob", "trick", "deceive", "exploit",
-             "bully", "insult", "threaten", "punish", "fire", "sue", "blame", "scold", "chase", "hunt", "eat"),
+             "bully", "insult", "threaten", "punish", "fire", "sue", "blame", "scold", "chase", "hunt", "accuse",
+             "suspend", "expel"),
     "help": ("help", "aid", "assist", "support", "save", "protect", "rescue", "defend", "shelter", "feed", "look_after",
              "care_for",
              "teach", "mentor", "guide", "nurse", "encourage", "reward", "forgive", "thank", "praise",
@@ -92,7 +94,9 @@ for _kind, _sign, _words in (
                      "complaint", "complain", "refund", "recall", "overheat", "freeze", "lag", "sick", "ill",
                      "bankrupt", "bankruptcy", "fired", "lose", "lost", "miss", "overrun", "stuck", "dead",
                      "disqualify", "flood", "drown", "starve", "rain", "leak", "bust", "burnout", "exhaust",
-                     "exhausted", "tired", "worse", "loss", "shortage", "scandal", "fine", "penalty")),
+                     "exhausted", "tired", "worse", "loss", "shortage", "scandal", "fine", "penalty", "jealous",
+                     "furious", "upset", "annoyed", "worried", "afraid", "scared", "ashamed", "disappointed",
+                     "regret", "worn")),
     ("gain", 1, ("gain", "earn", "profit", "increase", "grow", "boost", "rise", "bonus", "raise", "win", "save",
                  "rich", "richer", "reward")),
     ("loss", -1, ("lose", "loss", "waste", "debt", "cost", "spend", "drop", "decline", "plunge", "shrink",
@@ -204,12 +208,9 @@ def valence(lemma: str) -> tuple[str, int] | None:
 
 
 def verb_valence(lemma: str) -> tuple[str, int] | None:
-    """A verb's valence: its own, else (for a verb only WordNet classes) its class's: "flunk" fails."""
+    """A verb's valence: its own, else its class's ("flunk" fails, "fire" harms)."""
     lemma = lemma.lower()
-    found = VALENCE_WORDS.get(lemma)
-    if found is None and lemma not in _CLASS_OF:
-        found = _CLASS_VALENCE.get(_wordnet()["verb"].get(lemma, ""))
-    return found
+    return VALENCE_WORDS.get(lemma) or _CLASS_VALENCE.get(_CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma, ""))
 
 
 def noun_type(lemma: str) -> str | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from engine.analogy.episode_graph import HIGHER_ORDER, Episode, Event
 
 RELATION_WEIGHT = {"causes": 3.0, "prevents": 3.0, "enables": 2.4, "motivates": 2.4, "condition": 2.4,
-                   "contrast": 1.5, "precedes": 1.0, "achieves": 4.0, "thwarts": 4.0}
+                   "contrast": 1.5, "precedes": 0.25, "achieves": 4.0, "thwarts": 4.0}
 _CAUSAL = {"causes", "enables", "motivates", "condition"}
 EVENT_IN_RELATION = 0.3
 EVENT_ALONE = 0.1

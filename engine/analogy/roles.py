@@ -285,7 +285,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             continue
         state = next((c for c in t.children if c.dep_ in ("acomp", "attr")), None)
         if (lemma == "be" or t.pos_ == "AUX") and state is not None:
-            ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}", [state, *state.children])
+            ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}",
+                         [state, *(c for c in state.children if c.dep_ in ("advmod", "amod", "neg", "npadvmod"))])
         else:
             objs = [c for c in t.children if c.dep_ in ("dobj", "attr", "oprd", "acomp")]
             carriers: list[Token] = []

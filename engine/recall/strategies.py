@@ -335,6 +335,8 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         fields = {
             "embedding_similarity": e_sim,
             "structural_similarity": mapping.score,
+            "embedding_part": e_part[i],  # the parts as mixed: rescaled over the candidate pool when 0 < alpha < 1
+            "structural_part": s_part[i],
             "alpha": alpha,
             "shared_structure": [],
             "mapping": {},
@@ -353,10 +355,25 @@ def analogical(inp: RecallInputs) -> list[Hit]:
 
 
 def describe_mapping(mapping: Mapping, cue: Any, candidate: Any) -> dict[str, Any]:
-    """The mapping in words: which cue event / participant maps to which, and the relations that carried it."""
+    """The mapping in words: which cue event / participant maps to which, the relations that carried it
+    (higher-order ones too), and which cue sentence maps to which of the memory's (the sentence most of its
+    mapped events went to, with the sentences' character spans when the episode kept them)."""
     p1 = {p.id: p for p in cue.participants}
     p2 = {p.id: p for p in candidate.participants}
+    s1 = {e.id: e.sentence for e in cue.events}
+    s2 = {e.id: e.sentence for e in candidate.events}
+    votes: dict[int, dict[int, int]] = {}
+    for a, b, _ in mapping.events:
+        votes.setdefault(s1[a], {}).setdefault(s2[b], 0)
+        votes[s1[a]][s2[b]] += 1
+    sentences = []
+    for n in sorted(votes):
+        m = max(votes[n], key=lambda x: (votes[n][x], -x))
+        sentences.append({"cue": n, "memory": m, "events": votes[n][m],
+                          "cue_span": cue.sentences[n] if n < len(cue.sentences) else None,
+                          "memory_span": candidate.sentences[m] if m < len(candidate.sentences) else None})
     return {
+        "sentences": sentences,
         "events": [{"cue": cue.describe_event(a), "memory": candidate.describe_event(b), "cue_id": a,
                     "memory_id": b, "match": s} for a, b, s in mapping.events],
         "participants": [{"role": role, "cue": f"{p1[a].type}({p1[a].text})", "memory": f"{p2[b].type}({p2[b].text})",

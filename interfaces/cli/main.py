@@ -312,7 +312,7 @@ def recall(
     if _json_mode():
         _emit_json(response.to_dict())
     else:
-        _print_results(response.results, request.scoring_weights)
+        _print_results(response.results, request.scoring_weights, request.cue or "")
 
 
 # --- output ------------------------------------------------------------------------------------------
@@ -342,7 +342,7 @@ def _console() -> Any:
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 
-def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
+def _print_results(results: Sequence[RecallResult], weights: Any, cue: str = "") -> None:
     from rich.table import Table
 
     from engine.recall.scoring import contributions
@@ -372,11 +372,12 @@ def _print_results(results: Sequence[RecallResult], weights: Any) -> None:
             ))
         )
     console.print(table)
-    _print_mappings(results)
+    _print_mappings(results, cue)
 
 
-def _print_mappings(results: Sequence[RecallResult]) -> None:
-    """For analogical hits: which cue event / participant maps to which, and the relations that carried it."""
+def _print_mappings(results: Sequence[RecallResult], cue: str = "") -> None:
+    """For analogical hits: which cue sentence maps to which of the memory's, the relations that carried the
+    mapping (higher-order ones first), and which cue event / participant maps to which."""
     lines: list[str] = []
     for rank, r in enumerate(results, 1):
         d = next((x.fields for x in r.strategy_details if x.strategy.value == "analogical"), None)
@@ -384,7 +385,15 @@ def _print_mappings(results: Sequence[RecallResult]) -> None:
             continue
         mapping = d["mapping"]
         lines.append(f"#{rank} structure {d['structural_similarity']:.2f}: {_clip(r.memory.content, 70)}")
-        for rel in mapping.get("relations", []):
+        sentences = [s for s in mapping.get("sentences", []) if s.get("cue_span") and s.get("memory_span")]
+        if len(sentences) > 1:  # a story: which sentence maps to which
+            for n, s in enumerate(sentences):
+                told, there = (_clip(text[slice(*span)], 48) for text, span in
+                               ((cue, s["cue_span"]), (r.memory.content, s["memory_span"])))
+                label = "sentences" if n == 0 else ""
+                lines.append(f"    {label:<9} {s['cue'] + 1} {told}  =>  {s['memory'] + 1} {there}")
+        higher = ("achieves", "thwarts")
+        for rel in sorted(mapping.get("relations", []), key=lambda x: x["kind"] not in higher):
             lines.append(f"    {rel['kind']:<9} {rel['cue']}  =>  {rel['memory']}")
         events = "; ".join(f"{e['cue']} -> {e['memory']}" for e in mapping.get("events", []))
         lines.append(f"    events    {events}")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.workbench.conftest import MakeApp, Store
+from tests.workbench.conftest import MakeApp, Store, open_engine
 from tests.workbench.helpers import plain, table
 
 CUE = "We rushed the release and skipped testing because of a deadline, and it failed."
@@ -53,3 +55,24 @@ def test_an_empty_cue_is_a_readable_error(make_app: MakeApp, seeded_store: Store
     at = find(make_app(path, "analogies"), "   ", 0.5)
     assert not at.exception
     assert "non-empty cue is required" in plain(at.error[0].value)
+
+
+STORY_CUE = ("Priya wanted to launch her shop's website before the holidays. To save time, she skipped testing the "
+             "payment page. On the first busy morning, the payment page crashed. Because of the crash, the holiday "
+             "sales were lost.")
+ANALOG = ("Coach Daniel wanted his team to win the final. To save time, he skipped the penalty practice. In the final, "
+          "his players missed their penalties. Because of the misses, the team lost the title.")
+
+
+def test_a_story_analog_shows_which_sentence_maps_to_which(make_app: MakeApp, tmp_path: Path) -> None:
+    path = tmp_path / "data"
+    engine = open_engine(path)
+    analog = engine.remember(ANALOG)
+    engine.remember("The museum opened a new wing for modern sculpture.")
+    at = find(make_app(path, "analogies"), STORY_CUE, 0.0)
+    assert not at.exception and not at.error
+    sentences = table(at, f"ana_sentences_{analog.id}")
+    assert len(sentences) > 1 and list(sentences.columns)[:2] == ["cue sentence", "cue"]
+    assert sentences["cue"].iloc[0].startswith("Priya") and sentences["memory"].iloc[0].startswith("Coach")
+    relations = table(at, f"ana_relations_{analog.id}")
+    assert "thwarts" in set(relations["kind"])  # the failed goal, a higher-order relation, is carried over

@@ -86,6 +86,7 @@ def add_follow_ups(store: Path, ids: dict[str, str], embedder: Embedder) -> dict
         for i in range(FOLLOW_UPS):
             memory = engine.remember(f"Atlas follow-up {i + 1}: action item {i + 1} from the checkout crash review.",
                                      entity_id="atlas-launch", importance=0.4,
+                                     context={"source": "review", "item": i + 1},
                                      created_at=f"2026-02-{11 + i:02d}T12:00:00Z",
                                      edges=[(ids["atlas_crash"], "caused_by", 0.8)])
             added[f"follow_up_{i + 1}"] = memory.id
@@ -222,9 +223,16 @@ def shown_as_text(page: Page) -> bool:
 
 
 def assert_healthy(browser: Browser, name: str) -> None:
-    page = browser.page
+    """Save the page's screenshot for the docs, then `assert_clean`."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    browser.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    assert_clean(browser, name)
+
+
+def assert_clean(browser: Browser, name: str) -> None:
+    """No exception or error box, no injected markup, no dialog, no request off the machine, no failed
+    response (but Streamlit's two base-path probes)."""
+    page = browser.page
     assert page.locator('[data-testid="stException"]').count() == 0, name
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0, name
     assert page.locator('img[src="x"]').count() == 0, name
@@ -569,6 +577,7 @@ def test_exploring_does_not_change_the_scores(browser: Browser, server: Server) 
     settle(page)
     page.locator(".st-key-lab_count label").click()
     settle(page)
+    assert_clean(browser, "exploring")
 
 
 def test_a_link_reopens_inputs_and_results(browser: Browser, server: Server) -> None:
@@ -586,6 +595,7 @@ def test_a_link_reopens_inputs_and_results(browser: Browser, server: Server) -> 
     top_k.press("Enter")
     page.get_by_text("The inputs changed").wait_for(timeout=RUN_TIMEOUT_MS)  # now they did
     settle(page)
+    assert_clean(browser, "link")
 
 
 def test_rank_and_score_come_first_and_say_where_results_came_from(browser: Browser, server: Server) -> None:
@@ -644,6 +654,7 @@ def test_the_graph_labels_its_hubs_and_offers_seeds_with_edges(browser: Browser,
     settle(page)
     assert url_param(page, "seed") != server.ids["pipeline"]
     assert page.get_by_text("This memory has no edges").count() == 0
+    assert_clean(browser, "default seed")
 
 
 def test_history_has_one_entry_per_page_switch(browser: Browser, server: Server) -> None:
@@ -670,6 +681,7 @@ def test_history_has_one_entry_per_page_switch(browser: Browser, server: Server)
     page.get_by_text("Selected memory").wait_for(timeout=RUN_TIMEOUT_MS)
     settle(page)
     assert page.url == timeline
+    assert_clean(browser, "history")
 
 
 def test_all_four_strategies_without_an_entity(browser: Browser, server: Server) -> None:
@@ -684,7 +696,7 @@ def test_all_four_strategies_without_an_entity(browser: Browser, server: Server)
     page.get_by_text("named in the cue").wait_for(timeout=RUN_TIMEOUT_MS)
     settle(page)
     assert "temporal" in " ".join(column(page, "lab_table", "found by"))
-    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+    assert_clean(browser, "all four")
 
 
 def test_a_phone_gets_one_usable_column(phone: Browser, server: Server) -> None:
@@ -747,15 +759,18 @@ def test_the_first_screen_shows_the_store(browser: Browser, server: Server) -> N
     page.get_by_role("option", name="none (the strategies above)").click()
     settle(page)
 
-    page = open_page(browser, server, "memories?search=retry+storm", "newest first")
-    assert page.get_by_text("1 match for “retry storm”").is_visible()  # item 11: not "1 matches"
+    page = open_page(browser, server, "memories?search=follow-up+1%3A", "newest first")
+    assert page.get_by_text("1 match for “follow-up 1:”").is_visible()  # item 11: not "1 matches"
     page.get_by_role("tab", name="History").click()
     page.get_by_text("Never revised").wait_for(timeout=RUN_TIMEOUT_MS)
     settle(page)
     page.get_by_role("tab", name="Details").click()
     settle(page)
+    assert_clean(browser, "forget")
     fields = " ".join(" ".join(row) for row in table_rows(page, "mem_fields")[1])
     assert "+00:00" not in fields and "UTC" in fields  # item 11: readable times
+    assert '"source": "review"' in fields and "'source'" not in fields  # the context as JSON, not a Python dict
+    assert_clean(browser, "first screen")
 
 
 def test_the_forget_confirmation_shows_on_its_own_tab(browser: Browser, server: Server) -> None:
@@ -772,3 +787,4 @@ def test_the_forget_confirmation_shows_on_its_own_tab(browser: Browser, server: 
     assert page.get_by_text("This cannot be undone").count() == 0
     page.get_by_role("tab", name="Details").click()
     settle(page)
+    assert_clean(browser, "forget")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from engine import MemoryEngine, RecallResult, build_request, config
@@ -36,8 +37,9 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
     ran = st.session_state.get("ana_ran", {})
     cue = views.md_escape(ran.get("cue", ""))
     st.caption(f"Analogs of “{cue}” with alpha = {ran.get('alpha', 0.5):.2f}: relevance = "
-               "alpha × embedding similarity + (1 − alpha) × structural similarity; ranked by the composite score "
-               "(default weights), as a recall ranks them.")
+               "alpha × embedding similarity + (1 − alpha) × structural similarity, each rescaled over the "
+               "candidates first when both count (0 < alpha < 1); ranked by the composite score (default "
+               "weights), as a recall ranks them.")
     roles = views.structure_roles(cue_structure)
     described = " · ".join(f"{r}: {', '.join(v)}" for r, v in roles.items())
     st.markdown("**The cue's structure:** "
@@ -59,6 +61,11 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
             if structure is not None:
                 show_table(views.structure_comparison(cue_structure, structure), f"ana_structure_{r.memory.id}")
                 mapping = analogy_view.mapping_of(r)
+                sentences = analogy_view.sentence_rows(mapping, ran.get("cue", ""), r.memory.content)
+                if len(sentences) > 1:  # a story: which sentence maps to which, and the relations carried over
+                    show_table(pd.DataFrame(sentences), f"ana_sentences_{r.memory.id}")
+                if mapping.get("relations"):
+                    show_table(pd.DataFrame(mapping["relations"]), f"ana_relations_{r.memory.id}")
                 if mapping:
                     st.plotly_chart(analogy_view.mapping_figure(cue_structure, structure, mapping),
                                     key=f"ana_graph_{r.memory.id}")

@@ -187,7 +187,7 @@ def temporal_controls(engine: MemoryEngine, cue: str, params: dict[str, Any]) ->
     if entity != NO_ENTITY:
         params["entity_id"] = entity
     else:
-        named = (attempt(engine.entities_named_in, cue, action="Could not read the cue") or []) if cue else []
+        named = entities_named_in(engine, cue)
         others = [s for s in params["strategies"] or [] if s != Strategy.TEMPORAL.value]
         if named:
             params["entity_id"] = named[0]
@@ -203,6 +203,15 @@ def temporal_controls(engine: MemoryEngine, cue: str, params: dict[str, Any]) ->
     end = sb.date_input("To", value=None, key="lab_end")
     if start is not None or end is not None:
         params["time_range"] = (_iso(start), _iso(end))
+
+
+def entities_named_in(engine: MemoryEngine, cue: str) -> list[str]:
+    """The entities the cue names, read once per cue (not again on every slider move)."""
+    kept = st.session_state.get("lab_named")
+    if not isinstance(kept, tuple) or kept[0] != cue:
+        named = (attempt(engine.entities_named_in, cue, action="Could not read the cue") or []) if cue.strip() else []
+        kept = st.session_state["lab_named"] = (cue, named)
+    return list(kept[1])
 
 
 def _pick_seed() -> None:
@@ -245,7 +254,7 @@ def run_recall(engine: MemoryEngine, params: dict[str, Any], weights: ScoringWei
         st.info("Temporal recall reads one entity's timeline: pick the entity in the sidebar, or name it in the "
                 "cue.", icon=":material/person_search:")
         return
-    request = attempt(build_request, **request_params(params), scoring_weights=weights, action="Invalid recall")
+    request = attempt(build_request, **params, scoring_weights=weights, action="Invalid recall")
     if request is None:
         return
     with st.spinner(recalling()):
@@ -258,10 +267,6 @@ def run_recall(engine: MemoryEngine, params: dict[str, Any], weights: ScoringWei
         st.session_state["lab_strategies_ran"] = [s.value for s in request.strategies]
         st.session_state["lab_signature"] = _signature(params)
         st.session_state["lab_counted"] = count
-
-
-def request_params(params: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in params.items() if k != "needs_entity"}
 
 
 def as_of_time() -> datetime:
