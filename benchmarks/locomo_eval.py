@@ -8,6 +8,7 @@ with the best mean R@k on the tuning half only; the held-out half is reported, n
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -273,6 +274,7 @@ def run(
         "questions": sum(len(c.questions) for c in convs),
         "memories": sum(len(c.turns) for c in convs),
         "seconds": round(time.perf_counter() - started, 1),
+        "load_average_1min_at_end": round(os.getloadavg()[0], 2),
     }
     ablation = [
         {"config": n, **{f"R@{k}": report[n]["heldout"][f"R@{k}"] for k in locomo.KS},
@@ -290,6 +292,7 @@ def run(
             scores[RELEVANCE_ONLY_PATH] = results["recommended"].scores
         scores.update(locomo_paths.run(convs, embedder))
         out["user_paths"] = locomo_paths.report(scores)
+        out["user_paths_load"] = round(os.getloadavg()[0], 2)
     if timing:
         out["latency"] = timing
         log(f"LoCoMo: recall p50 similarity {timing['similarity_p50_ms']} ms, recommended "

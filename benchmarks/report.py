@@ -291,6 +291,7 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
         "### Overall R@k (%)",
         "",
     ]
+    lines += _user_paths_section(result.get("user_paths"), result.get("user_paths_load"))
     table = []
     for n in reported:
         for split in ("tune", "heldout", "all"):
@@ -350,6 +351,63 @@ def _locomo_section(result: dict[str, Any] | None, docs_dir: Path, img_dir: Path
         lines.append(f"- {note}")
     lines.append("")
     return lines
+
+
+# Issue 25's targets on the held-out half: (path, figure, at least).
+USER_PATH_TARGETS = (  # (path, figure, at least, at most this far below relevance-only or None)
+    ("default, counted, +1 day, top_k 10", "R@10", 0.80, 0.03),
+    ("default, counted, +30 days, top_k 10", "R@10", 0.75, None),
+)
+RELEVANCE_TARGETS = {"R@5": 0.74, "R@10": 0.84, "R@25": 0.91, "R@50": 0.94}
+MULTI_HOP_TARGET = 0.55
+
+
+def _user_paths_section(paths: dict[str, Any] | None, load: float | None = None) -> list[str]:
+    """The path users run (benchmarks/locomo_paths.py) beside the relevance-only figure, with issue 25's targets."""
+    if not paths:
+        return []
+    measured = f" 1-minute load average {load:g} on 2 cores when measured." if load is not None else ""
+    lines = [
+        "### The path users run, beside the relevance-only figure (%)",
+        "",
+        "`default, counted, ...`: each conversation's questions asked in order on one store through "
+        "`MemoryEngine.recall(question, top_k=k)`: the default preset (`recommended`), the default weights "
+        "0.5/0.2/0.2/0.1, every recall counted (reinforcement live), the clock at the last session + 1 or + 30 days "
+        "(recency live). The first row is the published setting: the same preset, weights 1/0/0/0, `retrieve` (not "
+        "counted). hit@k: session level, whether a session holding an evidence turn is among the top k. A k above "
+        f"the path's top_k is `-`.{measured}",
+        "",
+    ]
+    rows = []
+    for split in ("heldout", "tune"):
+        for name, v in paths.items():
+            agg = v[split]
+            if agg["questions"]:
+                rows.append([name, split, *[_pct(agg[f"R@{k}"]) for k in KS], *[_pct(agg[f"hit@{k}"]) for k in KS],
+                             _pct(agg["R@10 by category"].get("1 multi-hop"))])
+    lines += _table(["path", "split", *[f"R@{k}" for k in KS], *[f"hit@{k}" for k in KS], "multi-hop R@10"], rows)
+    lines += ["", "Targets (held-out half, never used to choose anything):", ""]
+    relevance = next(iter(paths.values()))["heldout"]
+    for name, figure, least, within in USER_PATH_TARGETS:
+        got = paths.get(name, {}).get("heldout", {}).get(figure)
+        if got is None:
+            continue
+        line = f"- {name}: {figure} {100 * got:.1f} (target {100 * least:.0f}: {'met' if got >= least else 'missed'})"
+        below = relevance[figure] - got
+        line += f"; {100 * below:.1f} points below relevance-only"
+        if within is not None:
+            line += f" (target within {100 * within:.0f}: {'met' if below <= within else 'missed'})"
+        lines.append(line)
+    for k, least in RELEVANCE_TARGETS.items():
+        got = relevance.get(k)
+        if got is not None:
+            lines.append(f"- relevance-only {k} {100 * got:.1f} (target {100 * least:.0f}: "
+                         f"{'met' if got >= least else 'missed'})")
+    hop = relevance["R@10 by category"].get("1 multi-hop")
+    if hop is not None:
+        lines.append(f"- relevance-only multi-hop R@10 {100 * hop:.1f} (target {100 * MULTI_HOP_TARGET:.0f}: "
+                     f"{'met' if hop >= MULTI_HOP_TARGET else 'missed'})")
+    return [*lines, ""]
 
 
 def _grid_section(grid: dict[str, Any] | None) -> list[str]:

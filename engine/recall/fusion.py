@@ -19,9 +19,9 @@
    + episode_weight x episode_decay^r x the best fused score in its episode (conversation session,
    document), r = the memory's rank in its episode by its own fused score (0 for the best): with a decay
    below 1 an episode lifts its best few rather than all its members alike.
-5. relevance = the calibrated probability of relevance of the smoothed score's z over the pool
-   (engine/recall/calibration.py): a number in (0, 1) with the spread the composite score assumes; order is
-   unchanged.
+5. relevance = the calibration of the smoothed score's z over the pool (engine/recall/calibration.py: the
+   probability of relevance at even prior odds, fitted on LoCoMo's tuning half): a number in (0, 1) with the
+   spread the composite score assumes; order is unchanged.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import locomo, paths, run
+from benchmarks import locomo, locomo_paths, paths, run
 from engine.embedding import SentenceTransformerEmbedder
 
 KS = ("R@5", "R@10", "R@25", "R@50")
@@ -77,6 +77,17 @@ def test_locomo_json_has_fractional_recall_growing_with_k(smoke: Path) -> None:
         values = [result[name]["all"][k] for k in KS]
         assert values == sorted(values), (name, values)
     assert result["similarity"]["all"]["questions"] > 0
+    # the path users run: every path, R@k and session hit@k as fractions, none above its top_k
+    user = result["user_paths"]
+    assert set(user) >= {p.name for p in locomo_paths.PATHS}
+    for path in locomo_paths.PATHS:
+        agg = user[path.name]["all"]
+        assert agg["questions"] > 0
+        for k in locomo.KS:
+            for figure in (f"R@{k}", f"hit@{k}"):
+                assert (agg[figure] is None) == (k > path.top_k), (path.name, figure)
+                assert agg[figure] is None or 0.0 <= agg[figure] <= 1.0
+        assert agg["hit@10"] >= agg["R@10"] - 1e-9 or agg["R@10"] == 1.0  # a found turn's session is found
 
 
 def test_docs_are_written_with_tables_and_plots(smoke: Path) -> None:

@@ -1,0 +1,23 @@
+"""The path users run (benchmarks/locomo_paths.py): session-level hit@k and the aggregate beside R@k."""
+
+from __future__ import annotations
+
+from benchmarks import locomo_paths
+
+
+def test_a_session_hit_needs_any_turn_of_an_evidence_session() -> None:
+    assert locomo_paths.session_hit(["D3:9", "D1:2"], ["D3:4"]) == 1.0  # another turn of session 3
+    assert locomo_paths.session_hit(["D31:4"], ["D3:4"]) == 0.0  # session 31 is not session 3
+    assert locomo_paths.session_hit([], ["D2:1"]) == 0.0
+    assert locomo_paths.session_hit(["D1:1"], []) == 1.0  # no evidence counts as 1, as in R@k
+
+
+def test_scores_stop_at_the_paths_top_k_and_aggregate_per_split() -> None:
+    got = ["D1:1", "D2:5", *[f"D9:{n}" for n in range(20)]]
+    first = locomo_paths.score("conv-26", 1, got, ["D2:5", "D4:1"], top_k=10)
+    assert first.recall == {5: 0.5, 10: 0.5} and first.hit == {5: 1.0, 10: 1.0}
+    second = locomo_paths.score("conv-44", 4, got, ["D4:1"], top_k=10)
+    report = locomo_paths.report({"p": [first, second]})["p"]
+    assert report["tune"]["R@10"] == 0.5 and report["heldout"]["R@10"] == 0.0
+    assert report["all"]["hit@5"] == 0.5 and report["all"]["R@25"] is None
+    assert report["all"]["R@10 by category"]["1 multi-hop"] == 0.5
