@@ -8,9 +8,7 @@ builds its request with the same `parse`, so validation is identical everywhere.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,10 +53,10 @@ from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
 from engine.store.entities import EntityRegistry
-from engine.store.errors import as_store_error, store_errors
+from engine.store.errors import store_errors
 from engine.store.interface import Storage
 from engine.store.ledger import Ledger
-from engine.store.records import RecordStore
+from engine.store.records import make_private_dir, open_record_store
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
 from engine.uploads import remove_unreferenced_uploads
@@ -99,7 +97,7 @@ class MemoryEngine:
     ) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
         try:
-            _make_private_dir(self.data_dir)
+            make_private_dir(self.data_dir)
             # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
             # A folder this process cannot write is opened for reading only and owns nothing.
             self._owner = (
@@ -108,12 +106,9 @@ class MemoryEngine:
         except OSError as exc:
             raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
         try:
-            _create_private_file(self.data_dir / config.RECORDS_FILENAME)
-            self._store: Storage = RecordStore(self.data_dir / config.RECORDS_FILENAME)
+            self._store: Storage = open_record_store(self.data_dir / config.RECORDS_FILENAME)
         except BaseException as exc:
             self._owner.release()
-            if isinstance(exc, sqlite3.DatabaseError):
-                raise as_store_error(exc, self.data_dir) from exc
             if isinstance(exc, OSError):
                 raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
             raise
@@ -446,18 +441,3 @@ class MemoryEngine:
         """The benchmark hook: one plain Chroma query on this store's collection, nothing around it. The
         speed floor of a similarity recall is `embed` + this; benchmarks report recall relative to it."""
         return self._indexes.vectors.raw_query(embedding, n)
-
-
-def _make_private_dir(folder: Path) -> None:
-    """Create the data dir readable by its owner only (0700); one that exists keeps its mode."""
-    if not folder.exists():
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        folder.mkdir(mode=0o700, exist_ok=True)
-
-
-def _create_private_file(path: Path) -> None:
-    """Create the record store's file 0600 before SQLite opens it: SQLite gives its WAL and shared-memory
-    files the database file's mode, so the memories' text is never readable by other users."""
-    if not path.exists() and os.access(path.parent, os.W_OK):
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

@@ -12,6 +12,12 @@ one class per table and concern (engine/store/sqlite/) over one connection.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from engine.store.errors import as_store_error
 from engine.store.sqlite.edges import EdgeTable
 from engine.store.sqlite.memories import MemoryTable
 from engine.store.sqlite.recall_reads import RecallReads
@@ -22,3 +28,23 @@ from engine.store.sqlite.vector_sync import VectorSync
 
 class RecordStore(MemoryTable, EdgeTable, StructureTable, RecallReads, VectorSync, TextSearch):
     """The SQLite record store: `RecordStore(path)` opens (or creates) the file."""
+
+
+def make_private_dir(folder: Path) -> None:
+    """Create a data dir readable by its owner only (0700); one that exists keeps its mode."""
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+
+
+def open_record_store(path: Path) -> RecordStore:
+    """The record store at `path`. A new file is created 0600 before SQLite opens it: SQLite gives its WAL and
+    shared-memory files the database file's mode, so the memories' text is never readable by other users.
+    A file SQLite cannot read is a one-line `StoreError` naming the data dir."""
+    if not path.exists() and os.access(path.parent, os.W_OK):
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    try:
+        return RecordStore(path)
+    except sqlite3.DatabaseError as exc:
+        raise as_store_error(exc, path.parent) from exc
