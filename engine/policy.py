@@ -1,20 +1,16 @@
-"""A tenant's memory policy and the decay score it implies (the official SDK's `set_policy`).
+"""A tenant's memory policy (the official SDK's `set_policy`).
 
-decay_score = importance x 2^(-age / half_life) x (1 + log2(1 + min(access_count, cap)) / log2(1 + cap)),
-age measured from the last access (from creation when never accessed): HEBBS' formula. A memory that is
-important, recently used and often recalled keeps a high score; the auto-forget sweep removes memories
-whose score falls below the policy's threshold.
+The decay half-life feeds `engine.recall.scoring.decay_score`; the auto-forget sweep removes memories whose
+decay score falls below the policy's threshold.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 from engine.errors import InvalidPolicyError
 
-REINFORCEMENT_CAP = 100  # the access count beyond which recalls add nothing (as the composite score's cap)
 DEFAULT_HALF_LIFE_DAYS = 30.0
 MAX_SNAPSHOTS_LIMIT = 10_000
 
@@ -38,15 +34,6 @@ class Policy:
         if decay_half_life_days is not None:
             changes["decay_half_life_days"] = _half_life(decay_half_life_days)
         return replace(self, **changes)  # type: ignore[arg-type]
-
-
-def decay_score(importance: float, created_at: datetime, last_accessed_at: datetime | None, access_count: int,
-                now: datetime, half_life_days: float = DEFAULT_HALF_LIFE_DAYS) -> float:
-    """HEBBS' decay score in [0, 2 x importance]; age from the last access, never negative."""
-    since = last_accessed_at or created_at
-    age_days = max(0.0, (now - since).total_seconds() / 86_400)
-    reinforcement = math.log2(1 + min(max(0, access_count), REINFORCEMENT_CAP)) / math.log2(1 + REINFORCEMENT_CAP)
-    return importance * 2.0 ** (-age_days / half_life_days) * (1.0 + reinforcement)
 
 
 def _snapshots(value: object) -> int:

@@ -2,6 +2,8 @@
 
 composite = w_relevance * relevance + w_recency * recency + w_importance * importance
           + w_reinforcement * reinforcement
+
+Beside it, HEBBS' decay score (what a tenant policy's auto-forget reads), built on the same reinforcement.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from engine import config
 from engine.errors import InvalidWeightsError
 from engine.models import Memory, RecallResult, Signals
+from engine.policy import DEFAULT_HALF_LIFE_DAYS
 from engine.validation import short_repr
 
 _NEWEST_FIRST = datetime.max.replace(tzinfo=UTC)
@@ -95,6 +98,14 @@ def recency(created_at: datetime, now: datetime, max_age_seconds: float = config
 
 def reinforcement(access_count: int, cap: int = config.REINFORCEMENT_CAP) -> float:
     return min(1.0, math.log2(1 + max(0, access_count)) / math.log2(1 + cap))
+
+
+def decay_score(importance: float, created_at: datetime, last_accessed_at: datetime | None, access_count: int,
+                now: datetime, half_life_days: float = DEFAULT_HALF_LIFE_DAYS) -> float:
+    """importance x 2^(-age / half_life) x (1 + reinforcement): HEBBS' formula, in [0, 2 x importance]; age
+    from the last access (from creation when never accessed), never negative."""
+    age_days = max(0.0, (now - (last_accessed_at or created_at)).total_seconds() / 86_400)
+    return importance * 2.0 ** (-age_days / half_life_days) * (1.0 + reinforcement(access_count))
 
 
 def signals_for(memory: Memory, relevance: float, now: datetime) -> Signals:

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from engine.errors import InvalidPolicyError, ValidationError
-from engine.policy import DEFAULT_HALF_LIFE_DAYS, Policy, decay_score
+from engine.policy import DEFAULT_HALF_LIFE_DAYS, Policy
+from engine.recall.scoring import decay_score
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
