@@ -158,9 +158,10 @@ def compare(a: Statement, b: Statement) -> Finding | None:
         return Finding("contradiction", "negation", _confidence(0.6, overlap, same),
                        f"the same statement, negated in {negated}")
     if opposites is not None and not values_differ:  # "opens at 8" / "closes at 6": two attributes
-        rest = _jaccard(a.content - {stem(w) for w in opposites}, b.content - {stem(w) for w in opposites})
-        if rest >= OPPOSITE_OVERLAP:
-            return Finding("contradiction", "opposites", _confidence(0.55, rest, same),
+        pair = {stem(word) for word in opposites}
+        besides = _jaccard(a.content - pair, b.content - pair)  # what else the two statements share
+        if besides >= OPPOSITE_OVERLAP:
+            return Finding("contradiction", "opposites", _confidence(0.55, besides, same),
                            f"opposite words: {opposites[0]!r} / {opposites[1]!r}")
     if values_differ and overlap >= VALUE_OVERLAP and a.nouns == b.nouns:
         only_a = ", ".join(sorted(a.values - b.values)) or ", ".join(sorted(a.values))
