@@ -156,7 +156,10 @@ def bind_grpc(host: str, port: int, tls: Any = None) -> grpc.Server:
 
 
 def serve_grpc(server: grpc.Server, service: HebbsService) -> grpc.Server:
+    from interfaces.grpc.reflect import ReflectServicer  # it builds on this module's `_rpc`
+
     pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
+    pb_grpc.add_ReflectServiceServicer_to_server(ReflectServicer(service), server)
     pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
     server.start()
     return server
