@@ -139,7 +139,7 @@ class MemoryEngine:
             PrimeRequest: lambda r: RecallResponse(tuple(self._recaller.prime(r))),
             RescoreRequest: lambda r: RecallResponse(tuple(scoring.rescore(r.results, r.scoring_weights, r.top_k))),
         }
-        review.install(self._handlers, self._writer)  # reflect, insights, contradictions (engine/review.py)
+        review.install(self._handlers, self._writer, self._structures.held)  # reflect, insights, contradictions
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:

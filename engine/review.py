@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from engine.api.requests import NewEdge, PrimeRequest, RecallRequest
@@ -31,7 +32,10 @@ from engine.writer import Writer
 log = logging.getLogger("hebbs.review")
 
 
-def install(handlers: dict[type, Callable[[Any], Any]], writer: Writer) -> None:
+def install(handlers: dict[type, Callable[[Any], Any]], writer: Writer,
+            held: Callable[[], AbstractContextManager[None]]) -> None:
+    """`held`: the structure follower's hold, so the idle worker does not parse beside a check (nor take the
+    check's time for idle time)."""
     store, clock = writer.store, writer.clock
     reflection = Reflection(store, writer.remember, clock)
 
@@ -42,7 +46,9 @@ def install(handlers: dict[type, Callable[[Any], Any]], writer: Writer) -> None:
 
     def check(records: Sequence[MemoryRecord]) -> None:
         try:
-            review.check([(r.memory.id, r.memory.entity_id, r.memory.kind, r.embedding) for r in records], clock.now())
+            with held():
+                review.check([(r.memory.id, r.memory.entity_id, r.memory.kind, r.embedding) for r in records],
+                             clock.now())
         except Exception:  # noqa: BLE001 - the write is durable; a candidate search must not fail it
             log.exception("contradiction check after a write failed")
 

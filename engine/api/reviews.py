@@ -16,7 +16,7 @@ from engine import config, validation
 from engine.api.fields import wire
 from engine.errors import ValidationError
 from engine.models import Memory, iso
-from engine.store.reviews import PendingPair
+from engine.store.rows import PendingPair
 
 MAX_INSIGHTS = 1_000
 MAX_COMMIT_ITEMS = 1_000

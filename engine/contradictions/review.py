@@ -23,7 +23,7 @@ from engine.api.reviews import ContradictionCommitRequest, ContradictionCommitRe
 from engine.errors import ValidationError
 from engine.models import Edge, EdgeType, MemoryKind, RecallResult, StrategyDetail
 from engine.store.interface import Storage
-from engine.store.reviews import PendingPair, Reviews
+from engine.store.rows import PendingPair
 
 MIN_SIMILARITY = 0.4  # below the least similar candidate pair of the labelled set's tune half (0.47)
 NEIGHBOURS = 5
@@ -34,7 +34,6 @@ CHECKED_KINDS = frozenset({MemoryKind.EPISODE, MemoryKind.PROPOSITION})  # state
 class ContradictionReview:
     def __init__(self, store: Storage, add_edges: Callable[[Sequence[Edge]], None]) -> None:
         self.store = store
-        self.reviews = Reviews(store)
         self._add_edges = add_edges
 
     # --- on write ------------------------------------------------------------------------------------
@@ -64,7 +63,8 @@ class ContradictionReview:
                         micros)
             for (a, b, s), f in zip(pairs, findings, strict=True) if f is not None
         ]
-        self.reviews.propose(proposed)
+        if proposed:
+            self.store.propose_contradictions(proposed)
         return len(proposed)
 
     def _near_pairs(self, entity: str, new: list[tuple[str, np.ndarray]]) -> list[tuple[str, str, float]]:
@@ -88,7 +88,7 @@ class ContradictionReview:
 
     # --- review --------------------------------------------------------------------------------------
     def prepare(self, limit: int) -> ContradictionsResponse:
-        pending = self.reviews.pending(limit)
+        pending = self.store.pending_contradictions(limit)
         contents = self.store.get_many(sorted({i for p in pending for i in (p.memory_a, p.memory_b)}))
         return ContradictionsResponse(tuple(p for p in pending if p.memory_a in contents and p.memory_b in contents),
                                       {i: m.content for i, m in contents.items()})
@@ -96,7 +96,7 @@ class ContradictionReview:
     def commit(self, request: ContradictionCommitRequest) -> ContradictionCommitResponse:
         """Apply every verdict or none: unknown pending ids are refused before anything is written."""
         wanted = [v.pending_id for v in request.verdicts]
-        found = self.reviews.pending_by_id(wanted)
+        found = self.store.pending_contradictions_by_id(wanted)
         missing = [i for i in wanted if i not in found]
         if missing:
             raise ValidationError(f"no pending contradiction with id {', '.join(missing[:5])} (already reviewed, "
@@ -115,7 +115,7 @@ class ContradictionReview:
                 edges.append(Edge(pair.memory_b, pair.memory_a, EdgeType.REVISED_FROM, verdict.confidence, attrs))
         if edges:
             self._add_edges(edges)
-        self.reviews.resolve(wanted)
+        self.store.resolve_contradictions(wanted)
         return ContradictionCommitResponse(counts["contradiction"], counts["revision"], counts["dismiss"])
 
 

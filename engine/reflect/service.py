@@ -36,7 +36,6 @@ from engine.models import EdgeSpec, EdgeType, Memory, MemoryKind
 from engine.reflect.clusters import cluster
 from engine.reflect.insights import draft, fingerprint, importance_of
 from engine.store.interface import Storage
-from engine.store.reviews import Reviews
 
 LEFT_OUT = frozenset({MemoryKind.INSIGHT, MemoryKind.REVISION, MemoryKind.DOCUMENT})
 Remember = Callable[[Sequence[RememberRequest]], list[Memory]]
@@ -47,7 +46,6 @@ class Reflection:
         self.store = store
         self.remember = remember
         self.clock = clock
-        self.reviews = Reviews(store)
 
     def _scope(self, request: ReflectRequest) -> tuple[list[Memory], np.ndarray]:
         page, _ = self.store.list_memories(entity_id=request.entity_id, start=request.since, include_revisions=False,
@@ -103,12 +101,12 @@ class Reflection:
         now = self.clock.now()
         expires = now + timedelta(seconds=config.REFLECT_SESSION_SECONDS)
         session_id = ids.new_id(int(now.timestamp() * 1000))
-        self.reviews.open_session(session_id, [[m.id for m in c.memories] for c in prepared], expires.timestamp())
+        self.store.open_reflect_session(session_id, [[m.id for m in c.memories] for c in prepared], expires.timestamp())
         return ReflectPrepareResponse(session_id, expires, len(memories), prepared, len(self._existing()))
 
     def commit(self, request: ReflectCommitRequest) -> ReflectCommitResponse:
         """Validate every insight against the session before writing any; the session is used up after."""
-        session = self.reviews.session(request.session_id)
+        session = self.store.reflect_session(request.session_id)
         if session is None:
             raise ValidationError(f"no reflect session {request.session_id!r} (unknown, or already committed); "
                                   "call reflect_prepare first")
@@ -130,7 +128,7 @@ class Reflection:
                               "cluster_id": i.cluster_id, "written_by": "agent"})
             for i in request.insights
         ])
-        self.reviews.close_session(request.session_id)
+        self.store.close_reflect_session(request.session_id)
         return ReflectCommitResponse(tuple(Insight(m, i.confidence, i.source_ids, False)
                                            for m, i in zip(written, request.insights, strict=True)))
 

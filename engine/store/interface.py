@@ -26,6 +26,7 @@ from engine.store.rows import (
     FusionRow,
     LinkRow,
     MemoryRecord,
+    PendingPair,
     ScoreInputs,
 )
 
@@ -370,6 +371,35 @@ class Bookkeeping(Protocol):
         ...
 
 
+class ReviewStorage(Protocol):
+    """What waits for an agent's review: contradiction candidates (engine/contradictions/review.py; a pending
+    pair goes away with either memory) and reflect sessions (engine/reflect/service.py)."""
+
+    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
+        """Store candidates; a pair already pending, in either order, is left as it is."""
+        ...
+
+    def pending_contradictions(self, limit: int) -> list[PendingPair]:
+        """Candidates waiting for a verdict, most confident first, then oldest."""
+        ...
+
+    def pending_contradictions_by_id(self, pending_ids: Sequence[str]) -> dict[str, PendingPair]: ...
+
+    def resolve_contradictions(self, pending_ids: Sequence[str]) -> None:
+        """Drop candidates whose verdict was applied."""
+        ...
+
+    def open_reflect_session(self, session_id: str, clusters: Sequence[Sequence[str]], expires_at: float) -> None:
+        """Keep a session's clusters (memory ids) until `expires_at` (unix seconds); long-expired ones go."""
+        ...
+
+    def reflect_session(self, session_id: str) -> tuple[list[list[str]], float] | None:
+        """(clusters, expires_at) of a session, or None if there is none."""
+        ...
+
+    def close_reflect_session(self, session_id: str) -> None: ...
+
+
 class Storage(
     Transactions,
     MemoryStorage,
@@ -379,6 +409,7 @@ class Storage(
     VectorSyncStorage,
     FullTextStorage,
     Bookkeeping,
+    ReviewStorage,
     Protocol,
 ):
     """Everything the engine asks of its record store."""

@@ -7,6 +7,7 @@ Memory ids in this service's string fields (cluster members, sources, contradict
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from hebbs._generated import hebbs_pb2 as pb
@@ -14,14 +15,20 @@ from hebbs._generated import hebbs_pb2_grpc as pb_grpc
 
 from engine import ids
 from engine.api.reviews import Insight
+from engine.models import iso
+from engine.store.rows import from_micros
 from interfaces.grpc import convert
-from interfaces.grpc.server import _rpc
+from interfaces.grpc.calls import rpc as _rpc
 from interfaces.service import HebbsService
 
 SYSTEM_PROMPT = ("You consolidate an agent's memories. From the numbered memories of one topic, write one or more "
                  "insights: short general statements that the memories support. Cite the memory ids each insight "
                  "rests on; use only ids listed.")
 SNIPPET_CHARS = 200
+
+
+def micros(moment: datetime) -> int:
+    return int(moment.timestamp() * 1_000_000)
 
 
 def _scope(request: Any) -> dict[str, Any]:
@@ -32,7 +39,7 @@ def _scope(request: Any) -> dict[str, Any]:
     if which == "entity":
         fields["entity_id"] = chosen.entity_id
     if which is not None and chosen.HasField("since_us"):
-        fields["since"] = convert._iso(chosen.since_us, "since_us")  # noqa: SLF001 (the module's own helper)
+        fields["since"] = iso(from_micros(chosen.since_us))
     return fields
 
 
@@ -78,7 +85,7 @@ class ReflectServicer(pb_grpc.ReflectServiceServicer):
                 validation_context=json.dumps({"session_id": prepared.session_id, "cohesion": c.cohesion,
                                                "suggestion": c.suggestion}),
                 memories=[pb.ClusterMemorySummary(memory_id=m.id, content=m.content, importance=m.importance,
-                                                  entity_id=m.entity_id, created_at=convert._micros(m.created_at))  # noqa: SLF001
+                                                  entity_id=m.entity_id, created_at=micros(m.created_at))
                           for m in c.memories],
             ))
         return pb.ReflectPrepareResponse(session_id=prepared.session_id,

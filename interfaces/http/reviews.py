@@ -8,27 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import FastAPI
 
-from engine.api.reviews import (
-    ContradictionCommitRequest,
-    Insight,
-    ReflectCommitRequest,
-    ReflectRequest,
-)
-from interfaces.http.schemas import Body, _body
+from engine.api.reviews import Insight
+from interfaces.http.schemas import ReflectBody, ReflectCommitBody, VerdictsBody
 from interfaces.http.wire import memory_to_wire
-
-if TYPE_CHECKING:
-    ReflectBody = Body
-    ReflectCommitBody = Body
-    VerdictsBody = Body
-else:
-    ReflectBody = _body("ReflectBody", "The scope: an entity (default: every memory) and a start time.", ReflectRequest)
-    ReflectCommitBody = _body("ReflectCommitBody", None, ReflectCommitRequest, required=("session_id", "insights"))
-    VerdictsBody = _body("VerdictsBody", None, ContradictionCommitRequest, required=("verdicts",))
 
 
 def insight_to_wire(insight: Insight) -> dict[str, Any]:

@@ -91,6 +91,26 @@ CREATE TABLE IF NOT EXISTS replies (
     stored_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replies_age ON replies (stored_at);
+-- Contradiction candidates waiting for an agent's verdict (engine/contradictions/review.py): a = older memory.
+CREATE TABLE IF NOT EXISTS pending_contradictions (
+    pending_id TEXT PRIMARY KEY,
+    memory_a TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    memory_b TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    verdict TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    similarity REAL NOT NULL,
+    detail TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (memory_a, memory_b)
+);
+CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+-- Clusters handed out by reflect_prepare (JSON lists of memory ids), until expires_at (unix seconds).
+CREATE TABLE IF NOT EXISTS reflect_sessions (
+    session_id TEXT PRIMARY KEY,
+    clusters TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
 """
 
 
