@@ -26,8 +26,8 @@ from engine.embedding import Embedder
 from engine.errors import EmbeddingModelMismatchError, InvalidEdgeError, MemoryNotFoundError
 from engine.index.derived import DerivedIndexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.interface import Cursor, Storage
-from engine.store.rows import MemoryRecord
+from engine.store.interface import Storage
+from engine.store.rows import AlsoWrite, MemoryRecord
 
 Progress = Callable[[int, int], None]  # (done, total)
 Structure = dict[str, Any] | None  # None: deferred (extracted later, see engine/structures.py)
@@ -110,7 +110,7 @@ class Writer:
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge] = (),
-        also: Callable[[Cursor], None] | None = None,
+        also: AlsoWrite | None = None,
         vectors_first: bool = False,
     ) -> None:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
@@ -252,7 +252,7 @@ class Writer:
         return updated
 
     def replace_derived_edges(
-        self, origin: str, edges: Sequence[Edge], also: Callable[[Cursor], None] | None = None
+        self, origin: str, edges: Sequence[Edge], also: AlsoWrite | None = None
     ) -> None:
         """Swap every edge ingestion derived (`attrs.origin == origin`) for `edges` in one transaction (`also`
         commits with them), then the graph index follows."""
