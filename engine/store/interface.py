@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.models import Edge, Memory, MemoryKind
-from engine.store.rows import CandidateColumns, FusionRow, MemoryRecord, ScoreInputs
+from engine.store.rows import CandidateColumns, DecayInputs, FusionRow, MemoryRecord, ScoreInputs
 
 Cursor = Any  # the backend's cursor inside `transaction()` (sqlite3.Cursor for the reference store)
 
@@ -130,6 +130,19 @@ class MemoryStorage(Protocol):
     def ids_of_entity(self, entity_id: str) -> list[str]: ...
 
     def count(self) -> int: ...
+
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read (issue 29)."""
+        ...
 
     def count_entities(self) -> int: ...
 

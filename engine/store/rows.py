@@ -62,3 +62,14 @@ class CandidateColumns(NamedTuple):
     episodes: list[str]
     entities: list[str | None]
     embeddings: np.ndarray  # (memories x width) float32
+
+
+@dataclass(frozen=True, slots=True)
+class DecayInputs:
+    """What a memory's decay score is computed from (`engine.recall.scoring.decay_score`)."""
+
+    id: str
+    importance: float
+    created_at: datetime
+    last_accessed_at: datetime | None
+    access_count: int

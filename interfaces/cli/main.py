@@ -20,6 +20,7 @@ import click
 from engine import config
 from engine.api import (
     ForgetRequest,
+    ForgetResponse,
     GetRequest,
     ListRequest,
     RecallRequest,
@@ -154,6 +155,7 @@ def remember(
 @click.option("--importance", type=float, help="New importance.")
 @click.option("--context", "context_json", help="New context (a JSON object).")
 @click.option("--entity-id", help="New entity.")
+@field_option("--context-mode", ReviseRequest, "context_mode", type=click.Choice(["merge", "replace"]))
 @common_options
 def revise(
     memory_id: str,
@@ -161,11 +163,12 @@ def revise(
     importance: float | None,
     context_json: str | None,
     entity_id: str | None,
+    context_mode: str,
 ) -> None:
     """Change a memory in place; the old state is kept as a linked revision."""
     request = ReviseRequest.parse(
         {"memory_id": memory_id, "content": content, "importance": importance, "context": context_json,
-         "entity_id": entity_id}
+         "entity_id": entity_id, "context_mode": context_mode}
     )
     _print_memory(_run(request))
 
@@ -174,18 +177,35 @@ def revise(
 @click.argument("memory_ids", nargs=-1)
 @click.option("--entity-id", help="Forget every memory of this entity (its exact id).")
 @click.option("--prefix", is_flag=True, help="Let --entity-id be an alias or unique prefix of the entity.")
+@field_option("--not-accessed-since", ForgetRequest, "not_accessed_since")
+@field_option("--access-count-below", ForgetRequest, "access_count_below", type=int)
+@field_option("--kind", ForgetRequest, "kind")
+@field_option("--decay-score-below", ForgetRequest, "decay_score_below", type=float)
+@field_option("--dry-run", ForgetRequest, "dry_run", is_flag=True)
 @common_options
-def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool) -> None:
-    """Forget memories by id, or all memories of an entity (exact id unless --prefix)."""
-    if not memory_ids and not entity_id:
-        raise click.UsageError("give memory ids or --entity-id")
-    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix}))
+def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool, **criteria: Any) -> None:
+    """Forget memories by id, all memories of an entity (exact id unless --prefix), or those matching criteria;
+    everything given is ANDed. --dry-run lists what would go."""
+    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix,
+                                         **criteria}))
+    print_forgotten(response)
+
+
+def print_forgotten(response: ForgetResponse) -> None:
+    """A forget's or a sweep's outcome: JSON, or one line (the ids too, for a dry run)."""
     forgotten = response.forgotten
     if _json_mode():
         _emit_json(response.to_dict())
+        return
+    derived = f" ({response.cascade_count} derived from a forgotten document)" if response.cascade_count else ""
+    noun = f"memor{'y' if len(forgotten) == 1 else 'ies'}"
+    if response.dry_run:
+        click.echo(f"would forget {len(forgotten)} {noun}{derived} (dry run: nothing changed)")
+        for memory_id in forgotten:
+            click.echo(f"  {memory_id}")
     else:
-        derived = f" ({response.cascade_count} derived from a forgotten document)" if response.cascade_count else ""
-        click.echo(f"forgot {len(forgotten)} memor{'y' if len(forgotten) == 1 else 'ies'}{derived}")
+        stones = f", {response.tombstone_count} tombstones left" if response.tombstone_count else ""
+        click.echo(f"forgot {len(forgotten)} {noun}{derived}{stones}")
 
 
 # --- reads -------------------------------------------------------------------------------------------
@@ -420,9 +440,12 @@ def _detail_label(d: dict[str, Any]) -> str:
 
 
 from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+from interfaces.cli.retention import policy, sweep  # noqa: E402
 from interfaces.cli.serve import keys, serve  # noqa: E402  (web and RPC frameworks load only when serving)
 
 main.add_command(index_command)
+main.add_command(policy)
+main.add_command(sweep)
 main.add_command(serve)
 main.add_command(keys)
 

@@ -25,6 +25,8 @@ from engine.api.requests import (
     RememberRequest,
     RescoreRequest,
     ReviseRequest,
+    SetPolicyRequest,
+    SweepRequest,
 )
 
 
@@ -74,6 +76,8 @@ if TYPE_CHECKING:  # for a type checker each body is a `Body`; at run time each 
     PrimeBody = Body
     RescoreBody = Body
     IndexBody = Body
+    PolicyBody = Body
+    SweepBody = Body
 else:
     MemoryBody = _body(
         "MemoryBody", "One memory to remember, or `items` (a list of them) to remember a batch atomically.",
@@ -90,6 +94,8 @@ else:
     })
     RescoreBody = _body("RescoreBody", None, RescoreRequest, required=("results",))
     IndexBody = _body("IndexBody", None, IngestRequest, required=("paths",))
+    PolicyBody = _body("PolicyBody", "The policy values to change; the others are kept.", SetPolicyRequest)
+    SweepBody = _body("SweepBody", None, SweepRequest)
 
 
 class EdgesBody(Body):
