@@ -76,6 +76,10 @@ DEFAULT_IMPORTANCE = 0.5
 
 # --- listing and graph reads ---------------------------------------------------------------------------
 DEFAULT_LIST_LIMIT = 20
+# Reflection (engine/reflect/service.py): the newest memories of the scope it clusters, and how long a
+# reflect_prepare session stays valid for its reflect_commit.
+REFLECT_MAX_MEMORIES = 5_000
+REFLECT_SESSION_SECONDS = 600
 MAX_LIST_LIMIT = 1_000_000
 DEFAULT_NEIGHBOURHOOD_DEPTH = 2
 DEFAULT_NEIGHBOURHOOD_NODES = 60

@@ -17,6 +17,15 @@ from typing import Any, ClassVar, Self
 
 from engine import config, validation
 from engine.api.fields import EDGE_SPECS_SHAPE, TIME_RANGE_HELP, WEIGHTS_SHAPE, wire
+from engine.api.reviews import (
+    REVIEW_REQUESTS,
+    ContradictionCommitRequest,
+    ContradictionPrepareRequest,
+    InsightsRequest,
+    ReflectCommitRequest,
+    ReflectPrepareRequest,
+    ReflectRequest,
+)
 from engine.errors import InvalidEdgeError, InvalidPolicyError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
 from engine.policy import DEFAULT_TENANT, MAX_SNAPSHOTS_LIMIT, Policy
@@ -726,6 +735,12 @@ Request = (
     | SetPolicyRequest
     | GetPolicyRequest
     | SweepRequest
+    | ReflectRequest
+    | ReflectPrepareRequest
+    | ReflectCommitRequest
+    | InsightsRequest
+    | ContradictionPrepareRequest
+    | ContradictionCommitRequest
 )
 
 REQUESTS: dict[str, type[Any]] = {
@@ -747,6 +762,7 @@ REQUESTS: dict[str, type[Any]] = {
         SetPolicyRequest,
         GetPolicyRequest,
         SweepRequest,
+        *REVIEW_REQUESTS,
     )
 }
 

@@ -1,6 +1,6 @@
 """`LexicalPostings`: BM25 over the lexical tables' posting lists, held in memory and scored with numpy.
 
-The lexical strategy's BM25 (engine/store/sqlite/fulltext.py `bm25`) is computed in SQL from FTS5's fts5vocab
+The SQLite store's BM25 (engine/store/sqlite/fulltext.py `bm25`) is computed in SQL from FTS5's fts5vocab
 views: every recall walks every occurrence of every cue term through a virtual table, which on a
 100,000-memory store costs 70-590 ms when the cue names a speaker found in half the rows. Here each term's
 posting list (row numbers and occurrences, read once from the same view) is kept as numpy arrays, and a
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.store.interface import Storage
-from engine.store.sqlite.fulltext import TABLES, idf
+from engine.store.lexical import TABLES, idf
 
 # Posting lists kept in memory for lexical search, in entries (8 bytes each) over
 # all terms; beyond it they are dropped and read again as cues need them.

@@ -4,14 +4,14 @@
 backend (PostgreSQL) implements the same protocols. The store is the source of truth: every derived index
 is rebuilt or reconciled from it, and `version()` tells an in-memory cache whether it is still valid.
 
-A write transaction (`transaction()`) yields the backend's cursor; modules that keep their own tables in the
-store (the ingestion ledger, the entity registry) write through it in the same transaction as the memories.
+Nothing above the store sees SQL or a cursor: the modules that keep their own rows in the store (the
+ingestion ledger, the entity registry, replies under idempotency keys) read and write through the typed
+methods of `Bookkeeping`, and rows that must commit with memories or edges travel as an `AlsoWrite`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,24 +19,27 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.models import Edge, Memory, MemoryKind
-from engine.store.rows import CandidateColumns, DecayInputs, FusionRow, MemoryRecord, ScoreInputs
-
-Cursor = Any  # the backend's cursor inside `transaction()` (sqlite3.Cursor for the reference store)
+from engine.store.rows import (
+    AlsoWrite,
+    CandidateColumns,
+    DecayInputs,
+    EntityRecord,
+    FusionRow,
+    LinkRow,
+    MemoryRecord,
+    PendingPair,
+    ScoreInputs,
+    Tombstone,
+)
 
 
 class Transactions(Protocol):
-    """Connection, schema and transactions: the store's version, its metadata, and the tables other
-    modules keep in it."""
+    """Connection and versions: the store's version and its metadata."""
 
     path: Path
     read_only: bool
 
     def close(self) -> None: ...
-
-    def transaction(self, *, counted: bool = True) -> AbstractContextManager[Cursor]:
-        """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
-        reads (access counts), so `version` stays the same and in-memory caches stay valid."""
-        ...
 
     def last_commit(self) -> int | None:
         """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
@@ -48,14 +51,6 @@ class Transactions(Protocol):
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
         `data_version`, which moves when another connection, in this process or another, commits). An
         in-memory cache built at one version is valid while the version is the same."""
-        ...
-
-    def ensure_tables(self, schema: str) -> None:
-        """Create the tables of a module that keeps its own in this file (`;`-separated, IF NOT EXISTS)."""
-        ...
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """Rows of a read-only query, for modules that keep their own tables in this file (ingestion)."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...
@@ -75,7 +70,7 @@ class MemoryStorage(Protocol):
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge],
-        also: Callable[[Cursor], None] | None = None,
+        also: AlsoWrite | None = None,
         *,
         synced: bool = False,
     ) -> None:
@@ -176,7 +171,7 @@ class EdgeStorage(Protocol):
         ...
 
     def replace_derived_edges(
-        self, origin: str, edges: Sequence[Edge], also: Callable[[Cursor], None] | None = None
+        self, origin: str, edges: Sequence[Edge], also: AlsoWrite | None = None
     ) -> None:
         """Swap every edge of `attrs.origin == origin` for `edges`, atomically (`also` commits with them)."""
         ...
@@ -326,6 +321,108 @@ class FullTextStorage(Protocol):
         ...
 
 
+class Bookkeeping(Protocol):
+    """The rows other modules keep in the store: the ingestion ledger (engine/store/ledger.py), the entity
+    registry (entities.py) and replies under idempotency keys (replies.py)."""
+
+    def ledger_sources(self) -> set[str]: ...
+
+    def ledger_documents(self) -> dict[str, tuple[str, str]]:
+        """source -> (document memory id, content hash)."""
+        ...
+
+    def ledger_hashes(self, source: str, role: str) -> dict[str, str]:
+        """content hash -> memory id of one source's memories of one role."""
+        ...
+
+    def ledger_conversations(self) -> dict[str, str]:
+        """source -> the newest stamp of every conversation that still has a message."""
+        ...
+
+    def ledger_role_counts(self, sources: Sequence[str]) -> dict[str, int]: ...
+
+    def ledger_derived_from(self, memory_ids: Sequence[str]) -> list[str]:
+        """The propositions indexed from the documents among `memory_ids`."""
+        ...
+
+    def ledger_memory_ids(self, sources: Iterable[str]) -> list[str]: ...
+
+    def ledger_count(self, role: str, sources: Sequence[str]) -> int: ...
+
+    def ledger_link_rows(self) -> list[LinkRow]:
+        """Every ledger row with its memory's entity and time, by source and position."""
+        ...
+
+    def entity_records(self) -> list[EntityRecord]: ...
+
+    def save_entities(self, records: Sequence[tuple[EntityRecord, Sequence[str]]]) -> None:
+        """Upsert entities and add their aliases, in one transaction."""
+        ...
+
+    def purge_unreferenced_entities(self) -> int:
+        """Delete the entities no memory is about and no ledger row mentions; how many went."""
+        ...
+
+    def count_registered_entities(self) -> int: ...
+
+    def entities_with_alias(self, aliases: Sequence[str]) -> set[str]: ...
+
+    def entities_with_prefix(self, prefix: str) -> set[str]:
+        """Entities whose id or an alias starts with `prefix` (taken literally)."""
+        ...
+
+    def entity_registered(self, entity_id: str) -> bool: ...
+
+    def entity_has_memories(self, entity_id: str) -> bool: ...
+
+    def entity_types(self, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def get_reply(self, key: str) -> tuple[str, str] | None:
+        """(operation, reply) kept under an idempotency key, or None."""
+        ...
+
+    def put_reply(self, key: str, operation: str, reply: str, keep: int) -> None:
+        """Keep a reply under its key, then only the newest `keep` keys."""
+        ...
+
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        """Keep tombstones of forgotten memories (engine/store/tombstones.py; issue 29): not tied to memories."""
+        ...
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        """The newest `limit` tombstones, newest first."""
+        ...
+
+
+class ReviewStorage(Protocol):
+    """What waits for an agent's review: contradiction candidates (engine/contradictions/review.py; a pending
+    pair goes away with either memory) and reflect sessions (engine/reflect/service.py)."""
+
+    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
+        """Store candidates; a pair already pending, in either order, is left as it is."""
+        ...
+
+    def pending_contradictions(self, limit: int) -> list[PendingPair]:
+        """Candidates waiting for a verdict, most confident first, then oldest."""
+        ...
+
+    def pending_contradictions_by_id(self, pending_ids: Sequence[str]) -> dict[str, PendingPair]: ...
+
+    def resolve_contradictions(self, pending_ids: Sequence[str]) -> None:
+        """Drop candidates whose verdict was applied."""
+        ...
+
+    def open_reflect_session(self, session_id: str, clusters: Sequence[Sequence[str]], expires_at: float) -> None:
+        """Keep a session's clusters (memory ids) until `expires_at` (unix seconds); long-expired ones go."""
+        ...
+
+    def reflect_session(self, session_id: str) -> tuple[list[list[str]], float] | None:
+        """(clusters, expires_at) of a session, or None if there is none."""
+        ...
+
+    def close_reflect_session(self, session_id: str) -> None: ...
+
+
 class Storage(
     Transactions,
     MemoryStorage,
@@ -334,6 +431,8 @@ class Storage(
     RecallReadStorage,
     VectorSyncStorage,
     FullTextStorage,
+    Bookkeeping,
+    ReviewStorage,
     Protocol,
 ):
     """Everything the engine asks of its record store."""

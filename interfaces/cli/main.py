@@ -20,12 +20,10 @@ import click
 from engine import config
 from engine.api import (
     ForgetRequest,
-    ForgetResponse,
     GetRequest,
     ListRequest,
     RecallRequest,
     RememberRequest,
-    Request,
     ReviseRequest,
     StatsRequest,
 )
@@ -34,7 +32,9 @@ from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import DEFAULT_PRESET, PRESETS
 from interfaces.cli.options import common_options, data_dir_option, field_option, format_option, server_option
-from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
+from interfaces.cli.output import cell, ensure_utf8_streams, plain
+from interfaces.cli.retention import policy, print_forgotten, sweep
+from interfaces.cli.running import emit_json, json_mode, run_request
 from interfaces.errors import outcome_of
 
 
@@ -80,30 +80,7 @@ class HebbsGroup(click.Group):
             _fail(str(exc), outcome_of(exc).exit_code)
 
 
-def _engine() -> Any:
-    """The data dir's engine, or with `--server` / HEBBS_SERVER the running server that owns it."""
-    obj = click.get_current_context().obj
-    if obj.get("server"):
-        from interfaces.client import RemoteEngine
-
-        return RemoteEngine(obj["server"])
-    from engine.facade import MemoryEngine
-
-    return MemoryEngine(obj["data_dir"])
-
-
-def _run(request: Request) -> Any:
-    """Run a parsed request on the data dir's engine; the response."""
-    with _engine() as eng:
-        return eng.handle(request)
-
-
-def _json_mode() -> bool:
-    return bool(click.get_current_context().obj["format"] == "json")
-
-
-def _emit_json(payload: Any) -> None:
-    click.echo(json_text(payload))
+_run, _json_mode, _emit_json = run_request, json_mode, emit_json
 
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -189,23 +166,6 @@ def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool, **cri
     response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix,
                                          **criteria}))
     print_forgotten(response)
-
-
-def print_forgotten(response: ForgetResponse) -> None:
-    """A forget's or a sweep's outcome: JSON, or one line (the ids too, for a dry run)."""
-    forgotten = response.forgotten
-    if _json_mode():
-        _emit_json(response.to_dict())
-        return
-    derived = f" ({response.cascade_count} derived from a forgotten document)" if response.cascade_count else ""
-    noun = f"memor{'y' if len(forgotten) == 1 else 'ies'}"
-    if response.dry_run:
-        click.echo(f"would forget {len(forgotten)} {noun}{derived} (dry run: nothing changed)")
-        for memory_id in forgotten:
-            click.echo(f"  {memory_id}")
-    else:
-        stones = f", {response.tombstone_count} tombstones left" if response.tombstone_count else ""
-        click.echo(f"forgot {len(forgotten)} {noun}{derived}{stones}")
 
 
 # --- reads -------------------------------------------------------------------------------------------
@@ -440,7 +400,6 @@ def _detail_label(d: dict[str, Any]) -> str:
 
 
 from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
-from interfaces.cli.retention import policy, sweep  # noqa: E402
 from interfaces.cli.serve import keys, serve  # noqa: E402  (web and RPC frameworks load only when serving)
 
 main.add_command(index_command)

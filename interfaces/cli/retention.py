@@ -10,8 +10,9 @@ from typing import Any
 
 import click
 
-from engine.api import GetPolicyRequest, SetPolicyRequest, SweepRequest
+from engine.api import ForgetResponse, GetPolicyRequest, SetPolicyRequest, SweepRequest
 from interfaces.cli.options import common_options, field_option
+from interfaces.cli.running import emit_json, json_mode, run_request
 
 
 @click.command()
@@ -21,12 +22,10 @@ from interfaces.cli.options import common_options, field_option
 @common_options
 def policy(**changes: Any) -> None:
     """Show the tenant's policy, or change the values given (the others are kept)."""
-    from interfaces.cli.main import _emit_json, _json_mode, _run
-
     given = {k: v for k, v in changes.items() if v is not None}
-    response = _run(SetPolicyRequest.parse(given) if given else GetPolicyRequest.parse({}))
-    if _json_mode():
-        _emit_json(response.to_dict())
+    response = run_request(SetPolicyRequest.parse(given) if given else GetPolicyRequest.parse({}))
+    if json_mode():
+        emit_json(response.to_dict())
         return
     values = response.policy.to_dict()
     for name in ("decay_half_life_days", "auto_forget_threshold", "max_snapshots_per_memory"):
@@ -40,6 +39,21 @@ def policy(**changes: Any) -> None:
 def sweep(dry_run: bool) -> None:
     """The auto-forget sweep: forget every memory whose decay score is below the policy's auto-forget
     threshold, leaving tombstones (no threshold set: nothing goes)."""
-    from interfaces.cli.main import _run, print_forgotten
+    print_forgotten(run_request(SweepRequest.parse({"dry_run": dry_run})))
 
-    print_forgotten(_run(SweepRequest.parse({"dry_run": dry_run})))
+
+def print_forgotten(response: ForgetResponse) -> None:
+    """A forget's or a sweep's outcome: JSON, or one line (the ids too, for a dry run)."""
+    forgotten = response.forgotten
+    if json_mode():
+        emit_json(response.to_dict())
+        return
+    derived = f" ({response.cascade_count} derived from a forgotten document)" if response.cascade_count else ""
+    noun = f"memor{'y' if len(forgotten) == 1 else 'ies'}"
+    if response.dry_run:
+        click.echo(f"would forget {len(forgotten)} {noun}{derived} (dry run: nothing changed)")
+        for memory_id in forgotten:
+            click.echo(f"  {memory_id}")
+    else:
+        stones = f", {response.tombstone_count} tombstones left" if response.tombstone_count else ""
+        click.echo(f"forgot {len(forgotten)} {noun}{derived}{stones}")

@@ -28,6 +28,7 @@ from engine.api.requests import (
     SetPolicyRequest,
     SweepRequest,
 )
+from engine.api.reviews import ContradictionCommitRequest, ReflectCommitRequest, ReflectRequest
 
 
 class Body(BaseModel):
@@ -78,6 +79,9 @@ if TYPE_CHECKING:  # for a type checker each body is a `Body`; at run time each 
     IndexBody = Body
     PolicyBody = Body
     SweepBody = Body
+    ReflectBody = Body
+    ReflectCommitBody = Body
+    VerdictsBody = Body
 else:
     MemoryBody = _body(
         "MemoryBody", "One memory to remember, or `items` (a list of them) to remember a batch atomically.",
@@ -96,6 +100,9 @@ else:
     IndexBody = _body("IndexBody", None, IngestRequest, required=("paths",))
     PolicyBody = _body("PolicyBody", "The policy values to change; the others are kept.", SetPolicyRequest)
     SweepBody = _body("SweepBody", None, SweepRequest)
+    ReflectBody = _body("ReflectBody", "The scope: an entity (default: every memory) and a start time.", ReflectRequest)
+    ReflectCommitBody = _body("ReflectCommitBody", None, ReflectCommitRequest, required=("session_id", "insights"))
+    VerdictsBody = _body("VerdictsBody", None, ContradictionCommitRequest, required=("verdicts",))
 
 
 class EdgesBody(Body):

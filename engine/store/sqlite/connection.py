@@ -60,6 +60,66 @@ CREATE TABLE IF NOT EXISTS pending_vector_deletes (id TEXT PRIMARY KEY);
 -- Memories whose relational structure is not extracted yet: marked in the write's
 -- own transaction, cleared in the one that stores the structure. Readers of structures extract these first.
 CREATE TABLE IF NOT EXISTS pending_structures (id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
+-- The ingestion ledger (engine/store/ledger.py): rows go away with their memory.
+CREATE TABLE IF NOT EXISTS ingested (
+    memory_id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    source TEXT NOT NULL,
+    role TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    analysis TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS ingested_source ON ingested (source, role);
+-- The entity registry (engine/store/entities.py).
+CREATE TABLE IF NOT EXISTS entities (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    mentions INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS entity_aliases (
+    alias TEXT NOT NULL,
+    entity_id TEXT NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    PRIMARY KEY (alias, entity_id)
+);
+CREATE INDEX IF NOT EXISTS entity_aliases_entity ON entity_aliases (entity_id);
+-- Replies kept under idempotency keys (engine/store/replies.py).
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    operation TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    stored_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS replies_age ON replies (stored_at);
+-- Contradiction candidates waiting for an agent's verdict (engine/contradictions/review.py): a = older memory.
+CREATE TABLE IF NOT EXISTS pending_contradictions (
+    pending_id TEXT PRIMARY KEY,
+    memory_a TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    memory_b TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    verdict TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    similarity REAL NOT NULL,
+    detail TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (memory_a, memory_b)
+);
+CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+-- What is left of a memory forgotten by criteria or by the auto-forget sweep (engine/store/tombstones.py):
+-- no text, the SHA-256 of its content. Not tied to memories: it outlives them.
+CREATE TABLE IF NOT EXISTS tombstones (
+    memory_id TEXT NOT NULL,
+    forgotten_at INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tombstones_time ON tombstones (forgotten_at);
+-- Clusters handed out by reflect_prepare (JSON lists of memory ids), until expires_at (unix seconds).
+CREATE TABLE IF NOT EXISTS reflect_sessions (
+    session_id TEXT PRIMARY KEY,
+    clusters TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
 """
 
 
@@ -151,15 +211,8 @@ class SqliteConnection:
             rows.extend(self._query(f"{select} WHERE id IN ({marks})", chunk))
         return rows
 
-    def ensure_tables(self, schema: str) -> None:
-        """Create the tables of a module that keeps its own in this file (`;`-separated, IF NOT EXISTS)."""
-        with self.transaction() as cur:
-            for statement in schema.split(";"):
-                if statement.strip():
-                    cur.execute(statement)
-
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """Rows of a read-only query, for modules that keep their own tables in this file (ingestion)."""
+        """Rows of a read-only query: for tests and diagnostics of this backend (not part of `Storage`)."""
         return self._query(sql, params)
 
     # --- meta ------------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ filled on open (`rebuild`). Revisions are history and are not indexed.
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from typing import Any
 
 from engine import config
 from engine.models import EdgeType, MemoryKind
+from engine.store.lexical import TABLES, idf
 
 VERSION = "2"  # 2: BM25 views; conversation windows carry their date line
 META_KEY = "fulltext_version"
@@ -39,7 +39,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memory_text USING fts5(body, tokenize='porter
 CREATE VIRTUAL TABLE IF NOT EXISTS window_text USING fts5(body, tokenize='porter unicode61')
 """
 
-TABLES = ("memory_text", "window_text")
 
 
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
@@ -343,11 +342,6 @@ def totals(cur: sqlite3.Cursor, table: str) -> tuple[int, float]:
     if len(values) < 2 or values[0] == 0:
         return 0, 0.0
     return values[0], values[1] / values[0]
-
-
-def idf(rows: int, containing: int) -> float:
-    """Lucene's BM25 idf, log(1 + (N - n + 0.5) / (n + 0.5)): positive even for a term in most rows."""
-    return math.log(1.0 + (rows - containing + 0.5) / (containing + 0.5))
 
 
 def bm25(
