@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.rows import MemoryRecord, from_micros, to_micros
+from engine.store.rows import AlsoWrite, MemoryRecord, from_micros, to_micros
 from engine.store.sqlite import fulltext
+from engine.store.sqlite.bookkeeping import write_also
 from engine.store.sqlite.connection import ERASE_PENDING, SqliteConnection, chunks
 from engine.store.sqlite.edges import insert_edges
 
@@ -30,7 +31,7 @@ class MemoryTable(SqliteConnection):
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge],
-        also: Callable[[sqlite3.Cursor], None] | None = None,
+        also: AlsoWrite | None = None,
         *,
         synced: bool = False,
     ) -> None:
@@ -55,8 +56,7 @@ class MemoryTable(SqliteConnection):
                 ],
                 (i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)),
             )
-            if also is not None:
-                also(cur)
+            write_also(cur, also)
 
     def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:
         """Replace a memory's state and keep the old state as a revision memory, atomically."""
