@@ -227,8 +227,3 @@ FUSION_POOL = 100
 FUSION_RANKED_FACTOR = 4
 # Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
 EXACT_SEARCH_MAX_MEMORIES = 5000
-# Stores up to this many memories keep recall's candidate table in memory (engine/index/candidates.py: each
-# memory's episode key, entity and embedding, and the followed_by links; about 2 KiB a memory with the
-# 384-dim default model, 4 with a 768-dim one), built on the first fused recall, following this engine's
-# writes (rebuilt only after another connection's); larger stores read each recall's pool from SQLite.
-CANDIDATE_TABLE_MAX_MEMORIES = 150_000
