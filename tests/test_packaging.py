@@ -122,6 +122,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return next((tmp / "dist").glob("*.whl"))
 
 
+@pytest.mark.slow
 def test_the_core_install_holds_no_extra_and_works_without_them(wheel: Path, tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         info = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))

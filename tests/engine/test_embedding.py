@@ -32,6 +32,7 @@ def torch_embedder() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
 
 
+@pytest.mark.slow
 def test_onnx_and_torch_give_the_same_vectors(torch_embedder: SentenceTransformerEmbedder) -> None:
     onnx = OnnxEmbedder(batch_size=4)  # several sub-batches of different lengths, run concurrently
     texts = TEXTS * 3

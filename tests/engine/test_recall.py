@@ -89,6 +89,7 @@ def test_ef_search_is_validated_and_passed_to_the_index(engine: MemoryEngine, st
         engine.recall("contract", ef_search=0)
 
 
+@pytest.mark.slow
 def test_chroma_search_breadth_follows_ef_search(tmp_path: Path) -> None:
     """hnswlib searches with max(ef, k); the index asks Chroma for max(k, ef_search) neighbours."""
     import numpy as np
@@ -310,6 +311,7 @@ def test_top_k_cuts_and_bounds(engine: MemoryEngine, story: dict) -> None:
         engine.recall("x", top_k=0)
 
 
+@pytest.mark.slow
 def test_batched_recall_corpus_scales(engine: MemoryEngine) -> None:
     engine.remember_many(
         [
