@@ -26,8 +26,8 @@ from engine.embedding import Embedder
 from engine.errors import EmbeddingModelMismatchError, InvalidEdgeError, MemoryNotFoundError
 from engine.index.derived import DerivedIndexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.interface import Cursor, Storage
-from engine.store.rows import MemoryRecord
+from engine.store.interface import Storage
+from engine.store.rows import AlsoWrite, MemoryRecord
 
 Progress = Callable[[int, int], None]  # (done, total)
 Structure = dict[str, Any] | None  # None: deferred (extracted later, see engine/structures.py)
@@ -50,6 +50,8 @@ class Writer:
         self._dimension: int | None = None  # the store's vector width once read or recorded: it never changes
         # Told after each commit how many memories it left with a pending structure (the idle worker's cue).
         self.after_commit: Callable[[int], None] | None = None
+        # Told the records of each commit once durable (contradiction candidates: engine/contradictions/review.py).
+        self.committed: Callable[[Sequence[MemoryRecord]], None] | None = None
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
@@ -110,7 +112,7 @@ class Writer:
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge] = (),
-        also: Callable[[Cursor], None] | None = None,
+        also: AlsoWrite | None = None,
         vectors_first: bool = False,
     ) -> None:
         """Store records and edges in one transaction (`also` writes rows that must commit with them), then
@@ -130,6 +132,8 @@ class Writer:
             self.store.insert(records, edges, also=also)
             self.indexes.apply(records, edges)
         self._committed(sum(r.structure_pending for r in records))
+        if self.committed is not None and records:
+            self.committed(records)
 
     def _committed(self, pending: int) -> None:
         if self.after_commit is not None:
@@ -252,7 +256,7 @@ class Writer:
         return updated
 
     def replace_derived_edges(
-        self, origin: str, edges: Sequence[Edge], also: Callable[[Cursor], None] | None = None
+        self, origin: str, edges: Sequence[Edge], also: AlsoWrite | None = None
     ) -> None:
         """Swap every edge ingestion derived (`attrs.origin == origin`) for `edges` in one transaction (`also`
         commits with them), then the graph index follows."""

@@ -19,16 +19,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
 from engine.ingest.conversations import Conversation
-from engine.ingest.entities import EntityResolver, save_resolution
+from engine.ingest.entities import EntityResolver, resolution_rows
 from engine.ingest.summary import IngestSummary, Skipped
 from engine.models import Edge, EdgeType, MemoryKind
 from engine.store.entities import EntityRegistry
 from engine.store.ledger import MESSAGE, Ledger, LedgerRow
+from engine.store.rows import AlsoWrite
 from engine.validation import fit_content
 from engine.writer import Writer, records_of
 
@@ -110,7 +110,7 @@ def write_conversations(
             for m in conversation.messages
         ]
         records = records_of(memories, embeddings, structures)
-        writer.commit(records, edges, also=partial(Ledger.write, rows=rows))
+        writer.commit(records, edges, also=AlsoWrite(ledger=rows))
         summary.messages_added += len(memories)
         summary.messages_kept += len(plan.keep)
         summary.messages_removed += plan.dropped_messages
@@ -131,7 +131,6 @@ def resolve_speakers(writer: Writer, conversations: Sequence[Conversation]) -> d
             if m.speaker:
                 resolver.observe(m.speaker, "person", weight=2)
     resolver.finalize()
-    with writer.store.transaction() as cur:
-        save_resolution(cur, resolver)
+    registry.save(resolution_rows(resolver))
     return {name: resolver.canonical(name) or name for name in names}
 

@@ -10,14 +10,13 @@ ambiguous name is an error that lists the candidates.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
 
 from engine.config import TEXT_FUNCTION_CACHE
 from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
-from engine.store.entities import EntityRecord, EntityRegistry
+from engine.store.entities import EntityRecord
 
 # spaCy NER label -> registry type. NORP ("Meridian" read as a nationality) and works of art only count
 # when they resolve to an entity seen with a real type.
@@ -253,6 +252,6 @@ class EntityResolver:
         return record.type if record else None
 
 
-def save_resolution(cur: sqlite3.Cursor, resolver: EntityResolver) -> None:
-    """Store the resolver's entities with their aliases in the registry, inside the caller's transaction."""
-    EntityRegistry.save(cur, [(r, aliases_for(r)) for r in resolver.records.values()])
+def resolution_rows(resolver: EntityResolver) -> list[tuple[EntityRecord, tuple[str, ...]]]:
+    """The resolver's entities with their aliases, as the registry stores them (`AlsoWrite.entities`)."""
+    return [(r, tuple(aliases_for(r))) for r in resolver.records.values()]

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 from engine.ingest.drafts import CausalCue, Side
 from engine.models import Edge, EdgeType
-from engine.store.entities import EntityRegistry
 from engine.store.interface import Storage
 from engine.store.ledger import DOCUMENT, MESSAGE, Ledger, LinkRow
+from engine.store.rows import AlsoWrite
 from engine.writer import Writer
 
 ORIGIN = "ingest"
@@ -258,7 +258,7 @@ def relink(writer: Writer) -> dict[str, int]:
     mentions: Counter[str] = Counter()
     for r in rows:
         mentions.update(set(r.analysis.get("entities", ())))
-    writer.replace_derived_edges(ORIGIN, edges, also=lambda cur: EntityRegistry.refresh(cur, mentions))
+    writer.replace_derived_edges(ORIGIN, edges, also=AlsoWrite(mentions=mentions))
     return count_edges(writer.store)
 
 

@@ -20,7 +20,6 @@ import inspect
 import json
 import logging
 import os
-import sqlite3
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -45,14 +44,14 @@ from engine.ingest.conversations import Conversation
 from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.drafts import Draft
-from engine.ingest.entities import EntityResolver, save_resolution
+from engine.ingest.entities import EntityResolver, resolution_rows
 from engine.ingest.linking import count_edges, derive_edges, relink
 from engine.ingest.summary import IngestSummary, Skipped
 from engine.models import Memory, MemoryKind, iso
 from engine.store.entities import EntityRegistry
 from engine.store.interface import Storage
 from engine.store.ledger import DOCUMENT, MESSAGE, PROPOSITION, Ledger, LedgerRow, LinkRow
-from engine.store.rows import MemoryRecord, to_micros
+from engine.store.rows import AlsoWrite, MemoryRecord, to_micros
 from engine.validation import fit_content
 from engine.writer import Writer
 
@@ -126,8 +125,6 @@ def ingest_paths(
     seconds = budget.file_seconds(file_seconds)
     run = _Run(writer, chosen, progress or (lambda phase, done, total: None), IngestSummary(extractor=chosen.name),
                seconds)
-    Ledger(writer.store).ensure_tables()
-    EntityRegistry(writer.store).ensure_tables()
 
     fresh, conversations, present = run.timed("reading", run.read, paths)
     opening = writer.indexes.open_vectors_meanwhile() if fresh else None
@@ -361,8 +358,7 @@ class _Run:
                 _write(self.writer, changed[start : start + config.INGEST_DOCUMENT_BATCH], self.vectors, scratch,
                        defaultdict(float), self.resolver)
         else:
-            with self.writer.store.transaction() as cur:
-                save_resolution(cur, self.resolver)
+            EntityRegistry(self.writer.store).save(resolution_rows(self.resolver))
         EntityRegistry(self.writer.store).purge_unreferenced()
 
     def link(self) -> None:
@@ -575,14 +571,11 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
         for m, (_, _, r, _) in zip(memories, items, strict=True)
     ]
 
-    def also(cur: sqlite3.Cursor) -> None:
-        Ledger.write(cur, rows)
-        save_resolution(cur, resolver)
-
     # The batch's own derived edges (each proposition to its document, and those among the batch's
     # propositions) commit with it, so a run interrupted after this batch leaves its documents linked; the
     # final linking pass replaces them with the whole corpus's derivation.
-    writer.commit(records, derive_edges(_link_rows(store, memories, items, kept_rows)), also=also)
+    writer.commit(records, derive_edges(_link_rows(store, memories, items, kept_rows)),
+                 also=AlsoWrite(ledger=rows, entities=resolution_rows(resolver)))
     added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
     summary.propositions_added += added
     summary.propositions_kept += len(kept_rows)

@@ -4,14 +4,14 @@
 backend (PostgreSQL) implements the same protocols. The store is the source of truth: every derived index
 is rebuilt or reconciled from it, and `version()` tells an in-memory cache whether it is still valid.
 
-A write transaction (`transaction()`) yields the backend's cursor; modules that keep their own tables in the
-store (the ingestion ledger, the entity registry) write through it in the same transaction as the memories.
+Nothing above the store sees SQL or a cursor: the modules that keep their own rows in the store (the
+ingestion ledger, the entity registry, replies under idempotency keys) read and write through the typed
+methods of `Bookkeeping`, and rows that must commit with memories or edges travel as an `AlsoWrite`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,24 +19,27 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.models import Edge, Memory, MemoryKind
-from engine.store.rows import CandidateColumns, FusionRow, MemoryRecord, ScoreInputs
-
-Cursor = Any  # the backend's cursor inside `transaction()` (sqlite3.Cursor for the reference store)
+from engine.store.rows import (
+    AlsoWrite,
+    CandidateColumns,
+    DecayInputs,
+    EntityRecord,
+    FusionRow,
+    LinkRow,
+    MemoryRecord,
+    PendingPair,
+    ScoreInputs,
+    Tombstone,
+)
 
 
 class Transactions(Protocol):
-    """Connection, schema and transactions: the store's version, its metadata, and the tables other
-    modules keep in it."""
+    """Connection and versions: the store's version and its metadata."""
 
     path: Path
     read_only: bool
 
     def close(self) -> None: ...
-
-    def transaction(self, *, counted: bool = True) -> AbstractContextManager[Cursor]:
-        """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
-        reads (access counts), so `version` stays the same and in-memory caches stay valid."""
-        ...
 
     def last_commit(self) -> int | None:
         """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
@@ -50,12 +53,21 @@ class Transactions(Protocol):
         in-memory cache built at one version is valid while the version is the same."""
         ...
 
-    def ensure_tables(self, schema: str) -> None:
-        """Create the tables of a module that keeps its own in this file (`;`-separated, IF NOT EXISTS)."""
+    def change_seq(self) -> int:
+        """The number of the store's latest change (0 for none), see `changes_since`."""
         ...
 
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """Rows of a read-only query, for modules that keep their own tables in this file (ingestion)."""
+    def changes_since(self, seq: int) -> tuple[int, list[str]] | None:
+        """The change log, what in-memory indexes catch up from instead of rebuilding: (the latest change
+        number, the ids of the memories changed after change `seq`, each once, in the order of its latest
+        change), read at once. Change numbers increase with every change, in commit order: a change made
+        visible after the reader read number n must get a number above n (PostgreSQL: assign them under a
+        lock held until commit, not from a bare sequence). A memory changes when it is inserted or deleted;
+        when its content, context, entity id, kind, created_at or embedding is updated (access counts,
+        importance, structures and vector sync marks do not count); when an edge touching it is added or
+        removed (both ends); and when its lexical window row is rewritten. The log keeps one entry per id
+        (its latest change), deleted ids included. None: this store keeps no log (a read-only store older
+        than it); the reader rebuilds what it holds when `version()` moves."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...
@@ -75,7 +87,7 @@ class MemoryStorage(Protocol):
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge],
-        also: Callable[[Cursor], None] | None = None,
+        also: AlsoWrite | None = None,
         *,
         synced: bool = False,
     ) -> None:
@@ -131,6 +143,19 @@ class MemoryStorage(Protocol):
 
     def count(self) -> int: ...
 
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read (issue 29)."""
+        ...
+
     def count_entities(self) -> int: ...
 
     def ingested_propositions(self) -> list[tuple[str, str, int, dict[str, Any], np.ndarray, float]]:
@@ -163,7 +188,7 @@ class EdgeStorage(Protocol):
         ...
 
     def replace_derived_edges(
-        self, origin: str, edges: Sequence[Edge], also: Callable[[Cursor], None] | None = None
+        self, origin: str, edges: Sequence[Edge], also: AlsoWrite | None = None
     ) -> None:
         """Swap every edge of `attrs.origin == origin` for `edges`, atomically (`also` commits with them)."""
         ...
@@ -235,12 +260,12 @@ class RecallReadStorage(Protocol):
         values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
         ...
 
-    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
-        """Everything a recall's candidate table holds, read in one read transaction with the version it
-        was read at: (version, every memory's id, episode key, entity id and embedding as `fusion_rows` gives
-        them, every followed_by edge as (source, target)). The embeddings are copied into one matrix a few
-        thousand rows at a time (never all the rows' blobs at once: at 100,000 memories that doubled the
-        peak memory); equal episode keys and entity ids share one string."""
+    def candidate_rows(self) -> tuple[int, CandidateColumns, list[tuple[str, str]]]:
+        """Everything a recall's candidate table holds, read in one read transaction with the change number
+        (`change_seq`) it was read at: (change number, every memory's id, episode key, entity id and
+        embedding as `fusion_rows` gives them, every followed_by edge as (source, target)). The embeddings
+        are copied into one matrix a few thousand rows at a time (never all the rows' blobs at once: at
+        100,000 memories that doubled the peak memory); equal episode keys and entity ids share one string."""
         ...
 
     def timeline_rows(self) -> list[tuple[str, int, str]]:
@@ -308,9 +333,117 @@ class FullTextStorage(Protocol):
         """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
         ...
 
+    def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
+        """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
+        term: occurrences}), what posting lists held in memory need to follow a change of those memories
+        (the same numbers `lexical_postings` and `lexical_doc_sizes` give for those rows)."""
+        ...
+
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
         ...
+
+
+class Bookkeeping(Protocol):
+    """The rows other modules keep in the store: the ingestion ledger (engine/store/ledger.py), the entity
+    registry (entities.py) and replies under idempotency keys (replies.py)."""
+
+    def ledger_sources(self) -> set[str]: ...
+
+    def ledger_documents(self) -> dict[str, tuple[str, str]]:
+        """source -> (document memory id, content hash)."""
+        ...
+
+    def ledger_hashes(self, source: str, role: str) -> dict[str, str]:
+        """content hash -> memory id of one source's memories of one role."""
+        ...
+
+    def ledger_conversations(self) -> dict[str, str]:
+        """source -> the newest stamp of every conversation that still has a message."""
+        ...
+
+    def ledger_role_counts(self, sources: Sequence[str]) -> dict[str, int]: ...
+
+    def ledger_derived_from(self, memory_ids: Sequence[str]) -> list[str]:
+        """The propositions indexed from the documents among `memory_ids`."""
+        ...
+
+    def ledger_memory_ids(self, sources: Iterable[str]) -> list[str]: ...
+
+    def ledger_count(self, role: str, sources: Sequence[str]) -> int: ...
+
+    def ledger_link_rows(self) -> list[LinkRow]:
+        """Every ledger row with its memory's entity and time, by source and position."""
+        ...
+
+    def entity_records(self) -> list[EntityRecord]: ...
+
+    def save_entities(self, records: Sequence[tuple[EntityRecord, Sequence[str]]]) -> None:
+        """Upsert entities and add their aliases, in one transaction."""
+        ...
+
+    def purge_unreferenced_entities(self) -> int:
+        """Delete the entities no memory is about and no ledger row mentions; how many went."""
+        ...
+
+    def count_registered_entities(self) -> int: ...
+
+    def entities_with_alias(self, aliases: Sequence[str]) -> set[str]: ...
+
+    def entities_with_prefix(self, prefix: str) -> set[str]:
+        """Entities whose id or an alias starts with `prefix` (taken literally)."""
+        ...
+
+    def entity_registered(self, entity_id: str) -> bool: ...
+
+    def entity_has_memories(self, entity_id: str) -> bool: ...
+
+    def entity_types(self, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def get_reply(self, key: str) -> tuple[str, str] | None:
+        """(operation, reply) kept under an idempotency key, or None."""
+        ...
+
+    def put_reply(self, key: str, operation: str, reply: str, keep: int) -> None:
+        """Keep a reply under its key, then only the newest `keep` keys."""
+        ...
+
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        """Keep tombstones of forgotten memories (engine/store/tombstones.py; issue 29): not tied to memories."""
+        ...
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        """The newest `limit` tombstones, newest first."""
+        ...
+
+
+class ReviewStorage(Protocol):
+    """What waits for an agent's review: contradiction candidates (engine/contradictions/review.py; a pending
+    pair goes away with either memory) and reflect sessions (engine/reflect/service.py)."""
+
+    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
+        """Store candidates; a pair already pending, in either order, is left as it is."""
+        ...
+
+    def pending_contradictions(self, limit: int) -> list[PendingPair]:
+        """Candidates waiting for a verdict, most confident first, then oldest."""
+        ...
+
+    def pending_contradictions_by_id(self, pending_ids: Sequence[str]) -> dict[str, PendingPair]: ...
+
+    def resolve_contradictions(self, pending_ids: Sequence[str]) -> None:
+        """Drop candidates whose verdict was applied."""
+        ...
+
+    def open_reflect_session(self, session_id: str, clusters: Sequence[Sequence[str]], expires_at: float) -> None:
+        """Keep a session's clusters (memory ids) until `expires_at` (unix seconds); long-expired ones go."""
+        ...
+
+    def reflect_session(self, session_id: str) -> tuple[list[list[str]], float] | None:
+        """(clusters, expires_at) of a session, or None if there is none."""
+        ...
+
+    def close_reflect_session(self, session_id: str) -> None: ...
 
 
 class Storage(
@@ -321,6 +454,8 @@ class Storage(
     RecallReadStorage,
     VectorSyncStorage,
     FullTextStorage,
+    Bookkeeping,
+    ReviewStorage,
     Protocol,
 ):
     """Everything the engine asks of its record store."""

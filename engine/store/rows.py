@@ -3,7 +3,9 @@ the columns ranking and fusion read, and the store's time format (integer micros
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -62,3 +64,100 @@ class CandidateColumns(NamedTuple):
     episodes: list[str]
     entities: list[str | None]
     embeddings: np.ndarray  # (memories x width) float32
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One row of the ingestion ledger (engine/store/ledger.py): which source a memory came from."""
+
+    memory_id: str
+    source: str
+    role: str
+    position: int
+    content_hash: str
+    analysis: dict[str, Any]
+
+    def params(self) -> tuple[Any, ...]:
+        return (self.memory_id, self.source, self.role, self.position, self.content_hash,
+                json.dumps(self.analysis, sort_keys=True, separators=(",", ":")))
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """What the linker reads for one ingested memory: its ledger entry plus entity and time."""
+
+    memory_id: str
+    source: str
+    role: str
+    position: int
+    analysis: dict[str, Any]
+    entity_id: str | None
+    created_at: int  # microseconds
+
+
+@dataclass
+class EntityRecord:
+    """One entity of the registry (engine/store/entities.py)."""
+
+    id: str
+    name: str
+    type: str
+    mentions: int = 0
+    aliases: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class AlsoWrite:
+    """Rows that must commit in the same transaction as a write of memories or edges: ledger rows, entities
+    with the aliases to add, and (`mentions`) the registry's mention counts to set, dropping entities nothing
+    refers to any more. Every backend writes them its own way; callers never see a cursor."""
+
+    ledger: Sequence[LedgerRow] = ()
+    entities: Sequence[tuple[EntityRecord, Sequence[str]]] = ()
+    mentions: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPair:
+    """A contradiction candidate waiting for an agent's verdict (engine/contradictions/review.py): `memory_a`
+    the older memory, `memory_b` the newer."""
+
+    pending_id: str
+    memory_a: str
+    memory_b: str
+    verdict: str  # what the check suggests: contradiction or revision
+    reason: str  # negation, opposites, values, revision
+    confidence: float
+    similarity: float  # cosine of the two memories' embeddings
+    detail: str
+    created_at: int  # microseconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pending_id": self.pending_id, "memory_id_a": self.memory_a, "memory_id_b": self.memory_b,
+                "suggested": self.verdict, "reason": self.reason, "confidence": self.confidence,
+                "similarity": self.similarity, "detail": self.detail, "created_at_us": self.created_at}
+
+
+@dataclass(frozen=True, slots=True)
+class DecayInputs:
+    """What a memory's decay score is computed from (`engine.recall.scoring.decay_score`)."""
+
+    id: str
+    importance: float
+    created_at: datetime
+    last_accessed_at: datetime | None
+    access_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What is left of a memory forgotten by criteria or by the sweep (engine/store/tombstones.py)."""
+
+    memory_id: str
+    forgotten_at: datetime
+    content_sha256: str
+    reason: str  # "criteria" or "sweep"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory_id": self.memory_id, "forgotten_at": self.forgotten_at.isoformat().replace("+00:00", "Z"),
+                "content_sha256": self.content_sha256, "reason": self.reason}

@@ -88,7 +88,6 @@ def test_frontmatter_entity_id_resolves_to_the_entity_it_names() -> None:
 def registry(tmp_path: Path) -> EntityRegistry:
     store = RecordStore(tmp_path / "records.sqlite3")
     reg = EntityRegistry(store)
-    reg.ensure_tables()
     records = [
         EntityRecord("meridian analytics", "Meridian Analytics", "organization", 10, {"meridian"}),
         EntityRecord("cloudvault", "CloudVault", "organization", 5),
@@ -97,8 +96,7 @@ def registry(tmp_path: Path) -> EntityRegistry:
         EntityRecord("dana whitfield", "Dana Whitfield", "person", 2),
         EntityRecord("dana scott", "Dana Scott", "person", 1),
     ]
-    with store.transaction() as cur:
-        EntityRegistry.save(cur, [(r, aliases_for(r)) for r in records])
+    reg.save((r, aliases_for(r)) for r in records)
     return reg
 
 

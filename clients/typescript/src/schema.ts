@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/v1/contradictions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Contradictions
+         * @description Contradiction candidates waiting for a verdict, most confident first.
+         */
+        get: operations["contradictions_v1_contradictions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contradictions/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Contradiction Commit
+         * @description Verdicts: contradiction (contradicts edges both ways), revision (revised_from), dismiss.
+         */
+        post: operations["contradiction_commit_v1_contradictions_commit_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/entities": {
         parameters: {
             query?: never;
@@ -35,7 +75,9 @@ export interface paths {
         put?: never;
         /**
          * Forget
-         * @description Forget memories by id, or every memory of an entity.
+         * @description Forget memories by id, every memory of an entity, or those matching criteria (not_accessed_since,
+         *     access_count_below, kind, decay_score_below): everything given is ANDed. `dry_run: true` lists what
+         *     would go and changes nothing. A forget by criteria leaves tombstones (GET /v1/tombstones).
          */
         post: operations["forget_v1_forget_post"];
         delete?: never;
@@ -119,6 +161,26 @@ export interface paths {
          *     configured: refused with 403).
          */
         post: operations["index_v1_index_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Insights
+         * @description The top insights by confidence (then importance) across the store.
+         */
+        get: operations["insights_v1_insights_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -213,6 +275,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Policy
+         * @description The tenant's policy: decay half-life, auto-forget threshold, snapshots kept per memory.
+         */
+        get: operations["get_policy_v1_policy_get"];
+        /**
+         * Set Policy
+         * @description Change the tenant's policy (the official SDK's set_policy); values left out are kept.
+         */
+        put: operations["set_policy_v1_policy_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prime": {
         parameters: {
             query?: never;
@@ -248,6 +334,67 @@ export interface paths {
          *     result carries `score`, its four `signals` and every strategy's `strategy_details`.
          */
         post: operations["recall_v1_recall_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reflect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reflect
+         * @description Cluster the scope's memories and store one extractive insight per cluster of at least 3 (clusters
+         *     whose insight exists for the same sources are skipped).
+         */
+        post: operations["reflect_v1_reflect_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reflect/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reflect Commit
+         * @description An agent's insights for a prepared session; each source must be one of the session's memories.
+         */
+        post: operations["reflect_commit_v1_reflect_commit_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reflect/prepare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reflect Prepare
+         * @description The clusters with their memories, under a session id valid for 10 minutes.
+         */
+        post: operations["reflect_prepare_v1_reflect_prepare_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -291,6 +438,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sweep
+         * @description The auto-forget sweep: forget every memory whose decay score is below the policy's
+         *     auto_forget_threshold, leaving tombstones; `dry_run: true` lists them and changes nothing.
+         */
+        post: operations["sweep_v1_sweep_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/system/health": {
         parameters: {
             query?: never;
@@ -303,6 +471,27 @@ export interface paths {
          * @description Status, version and counts as of the last write (what the SDK's `status()` reads).
          */
         get: operations["system_health_v1_system_health_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tombstones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tombstones
+         * @description What is left of memories forgotten by criteria or by the sweep, newest first: id, time, reason
+         *     and the SHA-256 of the content (never the content).
+         */
+        get: operations["tombstones_v1_tombstones_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -359,6 +548,21 @@ export interface components {
         /** ForgetBody */
         ForgetBody: {
             /**
+             * Access Count Below
+             * @description Only memories recalled fewer times than this.
+             */
+            access_count_below?: number | null;
+            /**
+             * Decay Score Below
+             * @description Only memories whose decay score is below this.
+             */
+            decay_score_below?: number | null;
+            /**
+             * Dry Run
+             * @description Report what would be forgotten; change nothing.
+             */
+            dry_run?: boolean | null;
+            /**
              * Entity Id
              * @description Forget every memory of this entity.
              */
@@ -368,8 +572,18 @@ export interface components {
              * @description The official SDK's name for memory_ids.
              */
             ids?: string[] | null;
+            /**
+             * Kind
+             * @description Only memories of this kind.
+             */
+            kind?: string | null;
             /** Memory Ids */
             memory_ids?: string[] | null;
+            /**
+             * Not Accessed Since
+             * @description Only memories not accessed (recalled) since this time (never accessed: since creation); ISO 8601.
+             */
+            not_accessed_since?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -449,6 +663,34 @@ export interface components {
              * @description episode, document, proposition, insight.
              */
             kind?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * PolicyBody
+         * @description The policy values to change; the others are kept.
+         */
+        PolicyBody: {
+            /**
+             * Auto Forget Threshold
+             * @description 0-1: the auto-forget sweep forgets memories whose decay score is below it.
+             */
+            auto_forget_threshold?: number | null;
+            /**
+             * Decay Half Life Days
+             * @description Days for a decay score to halve (default 30).
+             */
+            decay_half_life_days?: number | null;
+            /**
+             * Max Snapshots Per Memory
+             * @description Earlier states (revisions) kept per memory, 1-10000; older ones are forgotten.
+             */
+            max_snapshots_per_memory?: number | null;
+            /**
+             * Tenant Id
+             * @description Whose policy (only 'default' for now).
+             */
+            tenant_id?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -570,6 +812,45 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * ReflectBody
+         * @description The scope: an entity (default: every memory) and a start time.
+         */
+        ReflectBody: {
+            /**
+             * Entity Id
+             * @description Reflect on this entity's memories only (default: all).
+             */
+            entity_id?: string | null;
+            /**
+             * Since
+             * @description Only memories created since (ISO 8601).
+             */
+            since?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** ReflectCommitBody */
+        ReflectCommitBody: {
+            /**
+             * Insights
+             * @description content, confidence, source_memory_ids, tags, cluster_id.
+             */
+            insights: {
+                cluster_id?: number;
+                confidence?: number;
+                content: string;
+                source_memory_ids: string[];
+                tags?: string[];
+            }[];
+            /**
+             * Session Id
+             * @description What reflect_prepare returned.
+             */
+            session_id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** RescoreBody */
         RescoreBody: {
             /**
@@ -603,10 +884,27 @@ export interface components {
             context?: {
                 [key: string]: unknown;
             } | string | null;
+            /**
+             * Context Mode
+             * @description merge (default): the given context's keys are set on the memory's context, the rest kept; replace: the given context becomes the whole context.
+             */
+            context_mode?: string | null;
             /** Entity Id */
             entity_id?: string | null;
             /** Importance */
             importance?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SweepBody */
+        SweepBody: {
+            /**
+             * Dry Run
+             * @description Report what would be forgotten; change nothing.
+             */
+            dry_run?: boolean | null;
+            /** Tenant Id */
+            tenant_id?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -623,6 +921,22 @@ export interface components {
             /** Error Type */
             type: string;
         };
+        /** VerdictsBody */
+        VerdictsBody: {
+            /**
+             * Verdicts
+             * @description pending_id, verdict (contradiction, revision, dismiss), confidence, reasoning.
+             */
+            verdicts: {
+                confidence?: number;
+                pending_id: string;
+                reasoning?: string;
+                /** @enum {string} */
+                verdict: "contradiction" | "revision" | "dismiss";
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: never;
     parameters: never;
@@ -632,6 +946,74 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    contradictions_v1_contradictions_get: {
+        parameters: {
+            query?: {
+                limit?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    contradiction_commit_v1_contradictions_commit_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerdictsBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     entities_v1_entities_get: {
         parameters: {
             query?: never;
@@ -780,6 +1162,41 @@ export interface operations {
                 "application/json": components["schemas"]["IndexBody"];
             };
         };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    insights_v1_insights_get: {
+        parameters: {
+            query?: {
+                entity_id?: string | null;
+                min_confidence?: number | null;
+                max_results?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description Successful Response */
             200: {
@@ -1055,6 +1472,63 @@ export interface operations {
             };
         };
     };
+    get_policy_v1_policy_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    set_policy_v1_policy_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     prime_v1_prime_post: {
         parameters: {
             query?: never;
@@ -1100,6 +1574,111 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RecallBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reflect_v1_reflect_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReflectBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reflect_commit_v1_reflect_commit_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReflectCommitBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reflect_prepare_v1_reflect_prepare_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReflectBody"];
             };
         };
         responses: {
@@ -1182,6 +1761,41 @@ export interface operations {
             };
         };
     };
+    sweep_v1_sweep_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     system_health_v1_system_health_get: {
         parameters: {
             query?: never;
@@ -1200,6 +1814,39 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+        };
+    };
+    tombstones_v1_tombstones_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from engine.models import Edge, EdgeType
+from engine.store.rows import AlsoWrite
 from engine.store.sqlite import fulltext
+from engine.store.sqlite.bookkeeping import write_also
 from engine.store.sqlite.connection import SqliteConnection, chunks
 
 
@@ -76,7 +78,7 @@ class EdgeTable(SqliteConnection):
         return {r[0]: int(r[1]) for r in rows}
 
     def replace_derived_edges(
-        self, origin: str, edges: Sequence[Edge], also: Callable[[sqlite3.Cursor], None] | None = None
+        self, origin: str, edges: Sequence[Edge], also: AlsoWrite | None = None
     ) -> None:
         """Swap every edge of `attrs.origin == origin` for `edges`, atomically (`also` commits with them)."""
         with self.transaction() as cur:
@@ -93,8 +95,7 @@ class EdgeTable(SqliteConnection):
                 [edge_params(e) for e in edges],
             )
             refresh_windows(cur, [*removed, *edges])  # windows around edges that went or came
-            if also is not None:
-                also(cur)
+            write_also(cur, also)
 
     def followed_by_neighbours(self, ids: Sequence[str]) -> dict[str, set[str]]:
         """Both directions of the followed_by edges touching the given memories."""

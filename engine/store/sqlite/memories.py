@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.rows import MemoryRecord, from_micros, to_micros
+from engine.store.rows import AlsoWrite, DecayInputs, MemoryRecord, from_micros, to_micros
 from engine.store.sqlite import fulltext
+from engine.store.sqlite.bookkeeping import write_also
 from engine.store.sqlite.connection import ERASE_PENDING, SqliteConnection, chunks
 from engine.store.sqlite.edges import insert_edges
 
@@ -30,7 +31,7 @@ class MemoryTable(SqliteConnection):
         self,
         records: Sequence[MemoryRecord],
         edges: Sequence[Edge],
-        also: Callable[[sqlite3.Cursor], None] | None = None,
+        also: AlsoWrite | None = None,
         *,
         synced: bool = False,
     ) -> None:
@@ -55,8 +56,7 @@ class MemoryTable(SqliteConnection):
                 ],
                 (i for e in edges if e.type == EdgeType.FOLLOWED_BY for i in (e.source, e.target)),
             )
-            if also is not None:
-                also(cur)
+            write_also(cur, also)
 
     def revise(self, updated: MemoryRecord, revision: MemoryRecord, edge: Edge) -> None:
         """Replace a memory's state and keep the old state as a revision memory, atomically."""
@@ -183,6 +183,33 @@ class MemoryTable(SqliteConnection):
 
     def count(self) -> int:
         return int(self._query("SELECT count(*) FROM memories")[0][0])
+
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read."""
+        where, params = ["kind = ?" if kind is not None else "kind != 'revision'"], list[Any]()
+        if kind is not None:
+            params.append(MemoryKind(kind).value)
+        if entity_id is not None:
+            where.append("entity_id = ?")
+            params.append(entity_id)
+        if accessed_before is not None:
+            where.append("coalesce(last_accessed_at, created_at) < ?")
+            params.append(to_micros(accessed_before))
+        if access_count_below is not None:
+            where.append("access_count < ?")
+            params.append(access_count_below)
+        rows = self._query("SELECT id, importance, created_at, last_accessed_at, access_count FROM memories WHERE "
+                           + " AND ".join(where), params)
+        return [DecayInputs(r[0], r[1], from_micros(r[2]), from_micros(r[3]), r[4]) for r in rows]  # type: ignore[arg-type]
 
     def count_entities(self) -> int:
         return int(self._query("SELECT count(DISTINCT entity_id) FROM memories WHERE entity_id IS NOT NULL")[0][0])
