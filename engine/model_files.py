@@ -19,6 +19,7 @@ from engine.errors import ModelLoadError, ValidationError
 
 ONNX_FILENAME = "model.onnx"
 INT8_FILENAME = "model.int8.onnx"
+ONNX_OPSET = 17  # the ONNX operator set the graph is exported in
 # Bump when the exported graph changes shape or meaning (inputs, pooling, normalisation), so old caches
 # are not reused.
 EXPORT_FORMAT = 1
@@ -83,7 +84,7 @@ def fingerprint(model_dir: Path) -> str:
     Hashes the small config files and the weights file's size and first/last MiB (hashing 90 MB on every
     start would cost more than loading the graph).
     """
-    digest = hashlib.sha256(f"format={EXPORT_FORMAT};opset={config.ONNX_OPSET}".encode())
+    digest = hashlib.sha256(f"format={EXPORT_FORMAT};opset={ONNX_OPSET}".encode())
     for name in ("config.json", "sentence_bert_config.json", "modules.json", "tokenizer.json"):
         path = model_dir / name
         if path.is_file():
@@ -108,7 +109,7 @@ def onnx_path(model_dir: Path, cache_dir: Path | None = None, precision: str = "
 def keep_runtime_files(model_dir: Path, folder: Path, label: str) -> None:
     """Copy the files the ONNX runtime reads from `model_dir` beside the graph in `folder`, then the manifest
     (idempotent; each file is written whole through a temporary name, so concurrent callers are safe)."""
-    manifest = {"model": label, "format": EXPORT_FORMAT, "opset": config.ONNX_OPSET}
+    manifest = {"model": label, "format": EXPORT_FORMAT, "opset": ONNX_OPSET}
     manifest["fingerprint"] = fingerprint(model_dir)
     if _manifest(folder) == manifest:
         return
@@ -122,7 +123,7 @@ def cached_export(label: str, cache_dir: Path | None = None) -> Path | None:
     """Without the model's weights: the newest fp32 graph exported earlier for `label` in this export format,
     with its runtime files beside it; None if there is none."""
     root = cache_dir if cache_dir is not None else config.model_cache_dir()
-    wanted = {"model": label, "format": EXPORT_FORMAT, "opset": config.ONNX_OPSET}
+    wanted = {"model": label, "format": EXPORT_FORMAT, "opset": ONNX_OPSET}
     found = []
     for folder in (path.parent for path in root.glob(f"*/{MANIFEST}")):
         manifest = _manifest(folder) or {}

@@ -23,12 +23,15 @@ import numpy as np
 from engine import config, model_files
 from engine.errors import ModelLoadError
 from engine.lock import cache_lock
+from engine.model_files import ONNX_OPSET
 
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "sentence_embedding"
 # Texts the fresh graph must embed exactly as torch does before it replaces anything in the cache.
 _CHECK_TEXTS = ("The graph agrees with torch.", "a", "Caroline went to the LGBTQ support group on 7 May 2023.")
 MIN_CHECK_COSINE = 0.99999
+# A quantised graph whose vectors fall below this cosine to the fp32 graph's is not installed.
+MIN_INT8_COSINE = 0.97
 
 
 def ensure_exported(model: str | None = None, cache_dir: Path | None = None, precision: str | None = None) -> Path:
@@ -116,7 +119,7 @@ def _export(model_dir: Path, target: Path) -> None:
                 input_names=list(INPUT_NAMES),
                 output_names=[OUTPUT_NAME],
                 dynamic_axes={**{name: axes for name in INPUT_NAMES}, OUTPUT_NAME: {0: "batch"}},
-                opset_version=config.ONNX_OPSET,
+                opset_version=ONNX_OPSET,
                 do_constant_folding=True,
             )
         _check(pooled, tokenizer, tmp)
@@ -141,9 +144,9 @@ def _quantise(folder: Path, source: Path, target: Path) -> None:
         finally:
             logging.disable(previous)
         cosine = agreement(folder, source, tmp)
-        if cosine < config.MIN_INT8_COSINE:
+        if cosine < MIN_INT8_COSINE:
             raise ModelLoadError(
-                f"the int8 graph disagrees with fp32 (cosine {cosine:.4f} < {config.MIN_INT8_COSINE}); not installed"
+                f"the int8 graph disagrees with fp32 (cosine {cosine:.4f} < {MIN_INT8_COSINE}); not installed"
             )
 
 

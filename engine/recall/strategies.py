@@ -30,6 +30,20 @@ from engine.recall import scoring
 from engine.store.interface import Storage
 from engine.store.rows import FusionRow, to_micros
 
+# Temporal recall takes this many of an entity's newest memories in the range (times top_k, at least the
+# floor) as candidates; the composite score then keeps top_k of them.
+TEMPORAL_POOL_FACTOR = 20
+TEMPORAL_POOL_MIN = 200
+# Analogical recall looks at this many embedding neighbours (times top_k) plus structural matches.
+ANALOGICAL_CANDIDATE_FACTOR = 10
+# Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
+# feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
+ANALOGICAL_MAPPED_FACTOR = 4
+
+
+def temporal_pool(top_k: int) -> int:
+    return max(top_k * TEMPORAL_POOL_FACTOR, TEMPORAL_POOL_MIN)
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -182,7 +196,7 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         req.entity_id,
         None if start is None else to_micros(start),
         None if end is None else to_micros(end),
-        limit=config.temporal_pool(req.top_k),
+        limit=temporal_pool(req.top_k),
     )
     if len(ids) == 0:
         return []
@@ -302,7 +316,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     req = inp.request
     assert inp.cue_embedding is not None
     alpha = req.analogical_alpha
-    pool = req.top_k * config.ANALOGICAL_CANDIDATE_FACTOR
+    pool = req.top_k * ANALOGICAL_CANDIDATE_FACTOR
     embedding_sim: dict[str, float] = {}
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
@@ -330,7 +344,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         def cheap(i: str) -> float:
             return alpha * surface[i] + (1 - alpha) * overlap[i]
 
-        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
+        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * ANALOGICAL_MAPPED_FACTOR]
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine import MemoryEngine, config, model_files
-from engine.embedding import OnnxEmbedder, SentenceTransformerEmbedder, create_embedder
+from engine.embedding import ONNX_BATCH_ROWS, OnnxEmbedder, SentenceTransformerEmbedder, create_embedder
 from engine.errors import ModelLoadError, ValidationError
 from engine.onnx_export import ensure_exported
 
@@ -48,11 +48,11 @@ def test_onnx_and_torch_give_the_same_vectors(torch_embedder: SentenceTransforme
 
 
 def test_a_batch_embeds_each_text_as_alone() -> None:
-    """The batch path (texts sorted by length, cut into padded runs of `config.ONNX_BATCH_ROWS` rows, run on
+    """The batch path (texts sorted by length, cut into padded runs of `ONNX_BATCH_ROWS` rows, run on
     two threads) gives every text the vector it gets when embedded alone, to 1e-6 in cosine."""
     onnx = OnnxEmbedder()
     sentence = "the team moved the launch after the audit found a gap in the billing export"
-    texts = [f"{sentence[: 3 + 5 * i % len(sentence)]} ({i})" for i in range(3 * config.ONNX_BATCH_ROWS + 5)]
+    texts = [f"{sentence[: 3 + 5 * i % len(sentence)]} ({i})" for i in range(3 * ONNX_BATCH_ROWS + 5)]
     texts += TEXTS  # the empty text, unicode, one over the 256-token limit
     batch = onnx.encode(texts).astype(np.float64)
     alone = np.vstack([onnx.encode([t]) for t in texts]).astype(np.float64)
