@@ -39,6 +39,12 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
+# ... and never fewer than these (the pools of the default top_k): a small top_k must not shrink the pool the
+# mapper chooses from, or the cheap stage cuts the best structural match before it is mapped (top_k 1 with 10
+# candidates and 4 mapped missed what top_k 10 ranked first for 9 of the 32 triad cues). Top_k 1 now returns
+# top_k 10's first.
+ANALOGICAL_CANDIDATE_MIN = 100
+ANALOGICAL_MAPPED_MIN = 40
 
 
 def temporal_pool(top_k: int) -> int:
@@ -316,7 +322,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     req = inp.request
     assert inp.cue_embedding is not None
     alpha = req.analogical_alpha
-    pool = req.top_k * ANALOGICAL_CANDIDATE_FACTOR
+    pool = max(req.top_k * ANALOGICAL_CANDIDATE_FACTOR, ANALOGICAL_CANDIDATE_MIN)
     embedding_sim: dict[str, float] = {}
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
@@ -344,7 +350,8 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         def cheap(i: str) -> float:
             return alpha * surface[i] + (1 - alpha) * overlap[i]
 
-        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * ANALOGICAL_MAPPED_FACTOR]
+        mapped_pool = max(req.top_k * ANALOGICAL_MAPPED_FACTOR, ANALOGICAL_MAPPED_MIN)
+        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[:mapped_pool]
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
