@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,7 +32,6 @@ from engine.store.rows import (
 class Transactions(Protocol):
     """Connection and versions: the store's version and its metadata."""
 
-    path: Path
     read_only: bool
 
     def close(self) -> None: ...

@@ -32,7 +32,14 @@ from engine.api.fields import wire_field
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import DEFAULT_PRESET, PRESETS
-from interfaces.cli.options import common_options, data_dir_option, field_option, format_option, server_option
+from interfaces.cli.options import (
+    common_options,
+    data_dir_option,
+    database_option,
+    field_option,
+    format_option,
+    server_option,
+)
 from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
 from interfaces.errors import outcome_of
 
@@ -88,7 +95,7 @@ def _engine() -> Any:
         return RemoteEngine(obj["server"])
     from engine.facade import MemoryEngine
 
-    return MemoryEngine(obj["data_dir"])
+    return MemoryEngine(obj["data_dir"], database=obj["database"])
 
 
 def _run(request: Request) -> Any:
@@ -107,10 +114,11 @@ def _emit_json(payload: Any) -> None:
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @data_dir_option
+@database_option
 @server_option
 @format_option
 @click.version_option(package_name="hebbs-workbench")
-def main(data_dir: Path | None, server: str | None, fmt: str | None) -> None:
+def main(data_dir: Path | None, database: str | None, server: str | None, fmt: str | None) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
 
 
