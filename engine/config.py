@@ -76,6 +76,10 @@ DEFAULT_IMPORTANCE = 0.5
 
 # --- listing and graph reads ---------------------------------------------------------------------------
 DEFAULT_LIST_LIMIT = 20
+# Reflection (engine/reflect/service.py): the newest memories of the scope it clusters, and how long a
+# reflect_prepare session stays valid for its reflect_commit.
+REFLECT_MAX_MEMORIES = 5_000
+REFLECT_SESSION_SECONDS = 600
 MAX_LIST_LIMIT = 1_000_000
 DEFAULT_NEIGHBOURHOOD_DEPTH = 2
 DEFAULT_NEIGHBOURHOOD_NODES = 60
@@ -223,8 +227,3 @@ FUSION_POOL = 100
 FUSION_RANKED_FACTOR = 4
 # Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
 EXACT_SEARCH_MAX_MEMORIES = 5000
-# Stores up to this many memories keep recall's candidate table in memory (engine/index/candidates.py: each
-# memory's episode key, entity and embedding, and the followed_by links; about 2 KiB a memory with the
-# 384-dim default model, 4 with a 768-dim one), built on the first fused recall, following this engine's
-# writes (rebuilt only after another connection's); larger stores read each recall's pool from SQLite.
-CANDIDATE_TABLE_MAX_MEMORIES = 150_000

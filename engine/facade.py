@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import review
 from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
@@ -115,6 +116,7 @@ class MemoryEngine:
             PrimeRequest: lambda r: RecallResponse(tuple(self._recaller.prime(r))),
             RescoreRequest: lambda r: RecallResponse(tuple(scoring.rescore(r.results, r.scoring_weights, r.top_k))),
         }
+        review.install(self._handlers, self._writer, self._structures.held)  # reflect, insights, contradictions
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:

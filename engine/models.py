@@ -27,6 +27,7 @@ class EdgeType(StrEnum):
     PROPOSITION_OF = "proposition_of"
     REVISED_FROM = "revised_from"
     CONTRADICTS = "contradicts"
+    INSIGHT_FROM = "insight_from"
 
 
 class Strategy(StrEnum):

@@ -50,6 +50,8 @@ class Writer:
         self._dimension: int | None = None  # the store's vector width once read or recorded: it never changes
         # Told after each commit how many memories it left with a pending structure (the idle worker's cue).
         self.after_commit: Callable[[int], None] | None = None
+        # Told the records of each commit once durable (contradiction candidates: engine/contradictions/review.py).
+        self.committed: Callable[[Sequence[MemoryRecord]], None] | None = None
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
@@ -130,6 +132,8 @@ class Writer:
             self.store.insert(records, edges, also=also)
             self.indexes.apply(records, edges)
         self._committed(sum(r.structure_pending for r in records))
+        if self.committed is not None and records:
+            self.committed(records)
 
     def _committed(self, pending: int) -> None:
         if self.after_commit is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from engine import config, validation
 from engine.api import REQUESTS, MemoriesResponse, RememberManyRequest, parse_request
+from engine.api.reviews import WRITE_OPS as review_writes
 from engine.errors import HebbsError, StoreError, ValidationError
 from engine.facade import MemoryEngine
 from engine.models import Memory
@@ -31,7 +32,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
 
 # Operations that change the store; everything else is a read (a recall's access count is one atomic
 # UPDATE in the record store, so concurrent recalls need no writer lock to count exactly).
-WRITE_OPERATIONS = frozenset({"remember", "remember_many", "revise", "forget", "add_edges", "ingest"})
+WRITE_OPERATIONS = frozenset({"remember", "remember_many", "revise", "forget", "add_edges", "ingest"}) | review_writes
 assert set(REQUESTS) >= WRITE_OPERATIONS
 
 

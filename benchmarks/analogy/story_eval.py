@@ -13,8 +13,11 @@ Recall is the analogical strategy alone, relevance only (weights 1:0:0:0), at al
 The document case: the collection in `documents/` indexed (documents and their propositions), the cue
 `DOCUMENT_CUE` recalled with top_k 5; reported is the rank of the first hit from `DOCUMENT_TARGET` (a
 restaurant opening that failed because checks were skipped to open early), or null when it is not in the 5.
+`stories_extra.json` is a second set in the same shape, written later in other domains and styles and never
+tuned on (split `extra`); `make bench-analogy` runs it too (without the document case). The report carries
+the machine's description with its load average.
 
-    python -m benchmarks.analogy.story_eval [--stories FILE] [--out FILE] [--split dev|heldout]
+    python -m benchmarks.analogy.story_eval [--stories FILE] [--out FILE] [--split dev|heldout] [--no-documents]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.analogy.analogy_eval import WEIGHTS, load, ranks_of
+from benchmarks.machine import describe as describe_machine
 from engine import MemoryEngine
 
 HERE = Path(__file__).resolve().parent
@@ -49,7 +53,7 @@ def _rate(rows: list[float]) -> float:
 
 
 def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path, embedder: Any = None,
-             log: Callable[[str], None] | None = None) -> dict[str, Any]:
+             log: Callable[[str], None] | None = None, documents: bool = True) -> dict[str, Any]:
     kw = {"embedder": embedder} if embedder is not None else {}
     out: dict[str, Any] = {"sets": len(sets), "distractors": len(distractors), "weights": WEIGHTS, "results": {}}
     timings: list[float] = []
@@ -93,15 +97,8 @@ def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path,
                 log(f"controls {n + 1}/{len(sets)}")
     finally:
         engine.close()
-    with MemoryEngine(data_dir / "documents", **kw) as engine:  # the document case
-        engine.ingest([HERE / "documents"])
-        out["document_case"] = {"cue": DOCUMENT_CUE, "target": DOCUMENT_TARGET, "rank_in_top5": {}}
-        for alpha in ALPHAS:
-            hits = engine.recall(DOCUMENT_CUE, strategies=["analogical"], analogical_alpha=alpha, top_k=5,
-                                 scoring_weights=WEIGHTS)
-            rank = next((n for n, r in enumerate(hits, 1)
-                         if str(r.memory.context.get("source", "")).endswith(DOCUMENT_TARGET)), None)
-            out["document_case"]["rank_in_top5"][f"a={alpha:g}"] = rank
+    if documents:
+        out["document_case"] = document_case(data_dir / "documents", kw)
     splits = sorted({s["split"] for s in sets}) + ["all"]
     out["results"] = {
         method: {split: {"n": sum(1 for s in sets if split in ("all", s["split"])),
@@ -110,7 +107,22 @@ def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path,
         for method, metrics in per.items()
     }
     out["recall_ms_p50"] = round(1000 * float(np.median(timings)), 1)
+    out["machine"] = describe_machine()
     return out
+
+
+def document_case(data_dir: Path, kw: dict[str, Any]) -> dict[str, Any]:
+    """The collection in `documents/` indexed; the rank of the target's first hit for DOCUMENT_CUE (top 5)."""
+    found: dict[str, Any] = {"cue": DOCUMENT_CUE, "target": DOCUMENT_TARGET, "rank_in_top5": {}}
+    with MemoryEngine(data_dir, **kw) as engine:
+        engine.ingest([HERE / "documents"])
+        for alpha in ALPHAS:
+            hits = engine.recall(DOCUMENT_CUE, strategies=["analogical"], analogical_alpha=alpha, top_k=5,
+                                 scoring_weights=WEIGHTS)
+            rank = next((n for n, r in enumerate(hits, 1)
+                         if str(r.memory.context.get("source", "")).endswith(DOCUMENT_TARGET)), None)
+            found["rank_in_top5"][f"a={alpha:g}"] = rank
+    return found
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -134,6 +146,7 @@ def main(argv: Sequence[str] | None = None, model: Any = None) -> int:
     ap.add_argument("--distractors", type=Path, default=HERE / "distractors.txt")
     ap.add_argument("--out", type=Path, default=HERE.parent / "results" / "analogy_stories.json")
     ap.add_argument("--split", choices=("dev", "heldout"), help="only this split (tune on dev alone)")
+    ap.add_argument("--no-documents", action="store_true", help="skip the document case")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     sets = json.loads(args.stories.read_text(encoding="utf-8"))["stories"]
@@ -142,7 +155,7 @@ def main(argv: Sequence[str] | None = None, model: Any = None) -> int:
     _, distractors = load(HERE / "triads.json", args.distractors)
     with tempfile.TemporaryDirectory() as tmp:
         report = evaluate(sets, distractors, Path(tmp), model, None if args.quiet else
-                          (lambda m: print(m, file=sys.stderr)))
+                          (lambda m: print(m, file=sys.stderr)), documents=not args.no_documents)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if not args.quiet:

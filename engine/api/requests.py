@@ -17,6 +17,15 @@ from typing import Any, ClassVar, Self
 
 from engine import config, validation
 from engine.api.fields import EDGE_SPECS_SHAPE, TIME_RANGE_HELP, WEIGHTS_SHAPE, wire
+from engine.api.reviews import (
+    REVIEW_REQUESTS,
+    ContradictionCommitRequest,
+    ContradictionPrepareRequest,
+    InsightsRequest,
+    ReflectCommitRequest,
+    ReflectPrepareRequest,
+    ReflectRequest,
+)
 from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
 from engine.recall.presets import DEFAULT_PRESET, PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
@@ -609,6 +618,12 @@ Request = (
     | RecallRequest
     | PrimeRequest
     | RescoreRequest
+    | ReflectRequest
+    | ReflectPrepareRequest
+    | ReflectCommitRequest
+    | InsightsRequest
+    | ContradictionPrepareRequest
+    | ContradictionCommitRequest
 )
 
 REQUESTS: dict[str, type[Any]] = {
@@ -627,6 +642,7 @@ REQUESTS: dict[str, type[Any]] = {
         RecallRequest,
         PrimeRequest,
         RescoreRequest,
+        *REVIEW_REQUESTS,
     )
 }
 

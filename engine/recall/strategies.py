@@ -266,24 +266,39 @@ def causal(inp: RecallInputs) -> list[Hit]:
     return hits
 
 
-def pool_scaled(values: dict[str, float]) -> dict[str, float]:
-    """Values rescaled to 0..1 over a recall's candidate pool (min-max), so that two signals of different
-    spread weigh as alpha says: embedding similarities of a pool differ by a few hundredths where
-    systematicity differs by tenths. A pool of fewer than 3, or with no spread, keeps its values."""
+def pool_spread(values: dict[str, float]) -> dict[str, float]:
+    """Each value's height above the pool's lowest in units of the pool's standard deviation, so that two
+    signals of different spread weigh as alpha says: embedding similarities of a pool differ by a few
+    hundredths where systematicity differs by tenths. Unlike min-max, a candidate that stands far out of its
+    pool on one part (the one story shaped like the cue among many that are not) keeps that lead instead of
+    being held to the same range as the evenly spread other part. A pool of fewer than 3, or with no
+    spread, keeps its values."""
     if len(values) < 3:
         return values
-    low, high = min(values.values()), max(values.values())
-    if high - low < 1e-9:
+    low, spread = min(values.values()), float(np.std(list(values.values())))
+    if spread < 1e-9:
         return values
-    return {i: (v - low) / (high - low) for i, v in values.items()}
+    return {i: (v - low) / spread for i, v in values.items()}
+
+
+def pool_parts(surface: dict[str, float], structure: dict[str, float], alpha: float
+               ) -> tuple[dict[str, float], dict[str, float]]:
+    """The two parts as mixed for 0 < alpha < 1: each in its pool's standard deviations (`pool_spread`), both
+    divided by the best candidate's mix, so relevance = alpha * part + (1 - alpha) * part is 1 for the pool's
+    best and the parts stay additive (the workbench stacks them)."""
+    e, s = pool_spread(surface), pool_spread(structure)
+    top = max((alpha * e[i] + (1 - alpha) * s[i] for i in e), default=0.0)
+    if top <= 1e-9:
+        return e, s
+    return {i: v / top for i, v in e.items()}, {i: v / top for i, v in s.items()}
 
 
 def analogical(inp: RecallInputs) -> list[Hit]:
     """Two stages (MAC/FAC): candidates are the cue's embedding neighbours (when alpha > 0) and the memories
     whose abstract feature vector is nearest the cue's (when alpha < 1); each is then structure-mapped
     onto the cue. relevance = alpha * embedding similarity + (1 - alpha) * normalised systematicity, each part
-    rescaled over the candidate pool first when both count (0 < alpha < 1), so that surface similarity alone
-    cannot decide between candidates whose structures differ clearly."""
+    counted in its candidate pool's standard deviations first when both count (0 < alpha < 1, `pool_parts`),
+    so that surface similarity alone cannot decide between candidates whose structures differ clearly."""
     req = inp.request
     assert inp.cue_embedding is not None
     alpha = req.analogical_alpha
@@ -310,7 +325,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         overlap = inp.feature_index().similarities(inp.cue_features, candidates)
         surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
         if alpha > 0:
-            surface, overlap = pool_scaled(surface), pool_scaled({i: overlap[i] for i in candidates})
+            surface, overlap = pool_spread(surface), pool_spread({i: overlap[i] for i in candidates})
 
         def cheap(i: str) -> float:
             return alpha * surface[i] + (1 - alpha) * overlap[i]
@@ -327,7 +342,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         mapped[i] = (mapping, stored)
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
     s_sims = {i: mapped[i][0].score for i in candidates}
-    e_part, s_part = (pool_scaled(e_sims), pool_scaled(s_sims)) if 0 < alpha < 1 else (e_sims, s_sims)
+    e_part, s_part = pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
     for i in candidates:
         mapping = mapped[i][0]
         e_sim = e_sims[i]
@@ -335,7 +350,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         fields = {
             "embedding_similarity": e_sim,
             "structural_similarity": mapping.score,
-            "embedding_part": e_part[i],  # the parts as mixed: rescaled over the candidate pool when 0 < alpha < 1
+            "embedding_part": e_part[i],  # the parts as mixed: over the candidate pool when 0 < alpha < 1
             "structural_part": s_part[i],
             "alpha": alpha,
             "shared_structure": [],

@@ -25,6 +25,7 @@ from engine.store.rows import (
     FusionRow,
     LinkRow,
     MemoryRecord,
+    PendingPair,
     ScoreInputs,
 )
 
@@ -46,6 +47,23 @@ class Transactions(Protocol):
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
         `data_version`, which moves when another connection, in this process or another, commits). An
         in-memory cache built at one version is valid while the version is the same."""
+        ...
+
+    def change_seq(self) -> int:
+        """The number of the store's latest change (0 for none), see `changes_since`."""
+        ...
+
+    def changes_since(self, seq: int) -> tuple[int, list[str]] | None:
+        """The change log, what in-memory indexes catch up from instead of rebuilding: (the latest change
+        number, the ids of the memories changed after change `seq`, each once, in the order of its latest
+        change), read at once. Change numbers increase with every change, in commit order: a change made
+        visible after the reader read number n must get a number above n (PostgreSQL: assign them under a
+        lock held until commit, not from a bare sequence). A memory changes when it is inserted or deleted;
+        when its content, context, entity id, kind, created_at or embedding is updated (access counts,
+        importance, structures and vector sync marks do not count); when an edge touching it is added or
+        removed (both ends); and when its lexical window row is rewritten. The log keeps one entry per id
+        (its latest change), deleted ids included. None: this store keeps no log (a read-only store older
+        than it); the reader rebuilds what it holds when `version()` moves."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...
@@ -225,12 +243,12 @@ class RecallReadStorage(Protocol):
         values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
         ...
 
-    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
-        """Everything a recall's candidate table holds, read in one read transaction with the version it
-        was read at: (version, every memory's id, episode key, entity id and embedding as `fusion_rows` gives
-        them, every followed_by edge as (source, target)). The embeddings are copied into one matrix a few
-        thousand rows at a time (never all the rows' blobs at once: at 100,000 memories that doubled the
-        peak memory); equal episode keys and entity ids share one string."""
+    def candidate_rows(self) -> tuple[int, CandidateColumns, list[tuple[str, str]]]:
+        """Everything a recall's candidate table holds, read in one read transaction with the change number
+        (`change_seq`) it was read at: (change number, every memory's id, episode key, entity id and
+        embedding as `fusion_rows` gives them, every followed_by edge as (source, target)). The embeddings
+        are copied into one matrix a few thousand rows at a time (never all the rows' blobs at once: at
+        100,000 memories that doubled the peak memory); equal episode keys and entity ids share one string."""
         ...
 
     def timeline_rows(self) -> list[tuple[str, int, str]]:
@@ -296,6 +314,12 @@ class FullTextStorage(Protocol):
 
     def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
         """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
+        ...
+
+    def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
+        """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
+        term: occurrences}), what posting lists held in memory need to follow a change of those memories
+        (the same numbers `lexical_postings` and `lexical_doc_sizes` give for those rows)."""
         ...
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
@@ -368,6 +392,35 @@ class Bookkeeping(Protocol):
         ...
 
 
+class ReviewStorage(Protocol):
+    """What waits for an agent's review: contradiction candidates (engine/contradictions/review.py; a pending
+    pair goes away with either memory) and reflect sessions (engine/reflect/service.py)."""
+
+    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
+        """Store candidates; a pair already pending, in either order, is left as it is."""
+        ...
+
+    def pending_contradictions(self, limit: int) -> list[PendingPair]:
+        """Candidates waiting for a verdict, most confident first, then oldest."""
+        ...
+
+    def pending_contradictions_by_id(self, pending_ids: Sequence[str]) -> dict[str, PendingPair]: ...
+
+    def resolve_contradictions(self, pending_ids: Sequence[str]) -> None:
+        """Drop candidates whose verdict was applied."""
+        ...
+
+    def open_reflect_session(self, session_id: str, clusters: Sequence[Sequence[str]], expires_at: float) -> None:
+        """Keep a session's clusters (memory ids) until `expires_at` (unix seconds); long-expired ones go."""
+        ...
+
+    def reflect_session(self, session_id: str) -> tuple[list[list[str]], float] | None:
+        """(clusters, expires_at) of a session, or None if there is none."""
+        ...
+
+    def close_reflect_session(self, session_id: str) -> None: ...
+
+
 class Storage(
     Transactions,
     MemoryStorage,
@@ -377,6 +430,7 @@ class Storage(
     VectorSyncStorage,
     FullTextStorage,
     Bookkeeping,
+    ReviewStorage,
     Protocol,
 ):
     """Everything the engine asks of its record store."""

@@ -22,12 +22,15 @@ from engine.store.sqlite.bookkeeping import Bookkeeping
 from engine.store.sqlite.edges import EdgeTable
 from engine.store.sqlite.memories import MemoryTable
 from engine.store.sqlite.recall_reads import RecallReads
+from engine.store.sqlite.reviews import ReviewTables
 from engine.store.sqlite.structures import StructureTable
 from engine.store.sqlite.text_search import TextSearch
 from engine.store.sqlite.vector_sync import VectorSync
 
 
-class RecordStore(MemoryTable, EdgeTable, StructureTable, RecallReads, VectorSync, TextSearch, Bookkeeping):
+class RecordStore(
+    MemoryTable, EdgeTable, StructureTable, RecallReads, VectorSync, TextSearch, Bookkeeping, ReviewTables
+):
     """The SQLite record store: `RecordStore(path)` opens (or creates) the file."""
 
 

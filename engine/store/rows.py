@@ -115,3 +115,24 @@ class AlsoWrite:
     ledger: Sequence[LedgerRow] = ()
     entities: Sequence[tuple[EntityRecord, Sequence[str]]] = ()
     mentions: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingPair:
+    """A contradiction candidate waiting for an agent's verdict (engine/contradictions/review.py): `memory_a`
+    the older memory, `memory_b` the newer."""
+
+    pending_id: str
+    memory_a: str
+    memory_b: str
+    verdict: str  # what the check suggests: contradiction or revision
+    reason: str  # negation, opposites, values, revision
+    confidence: float
+    similarity: float  # cosine of the two memories' embeddings
+    detail: str
+    created_at: int  # microseconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pending_id": self.pending_id, "memory_id_a": self.memory_a, "memory_id_b": self.memory_b,
+                "suggested": self.verdict, "reason": self.reason, "confidence": self.confidence,
+                "similarity": self.similarity, "detail": self.detail, "created_at_us": self.created_at}

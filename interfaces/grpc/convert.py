@@ -24,7 +24,7 @@ EDGE_OF = {
     pb.EDGE_TYPE_CAUSED_BY: "caused_by", pb.EDGE_TYPE_RELATED_TO: "related_to",
     pb.EDGE_TYPE_FOLLOWED_BY: "followed_by", pb.EDGE_TYPE_REVISED_FROM: "revised_from",
     pb.EDGE_TYPE_CONTRADICTS: "contradicts", pb.EDGE_TYPE_ENTITY_RELATION: "entity_relation",
-    pb.EDGE_TYPE_PROPOSITION_OF: "proposition_of",
+    pb.EDGE_TYPE_PROPOSITION_OF: "proposition_of", pb.EDGE_TYPE_INSIGHT_FROM: "insight_from",
 }
 EDGE_TO = {name: number for number, name in EDGE_OF.items()}
 KIND_TO = {

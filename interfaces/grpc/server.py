@@ -8,7 +8,6 @@ message as details. The key arrives as metadata `authorization: Bearer <key>` (w
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -17,36 +16,15 @@ from hebbs._generated import hebbs_pb2 as pb
 from hebbs._generated import hebbs_pb2_grpc as pb_grpc
 
 from engine import config
-from engine.errors import HebbsError
-from interfaces.auth import ListenError, bearer_token
-from interfaces.errors import outcome_of
+from interfaces.auth import ListenError
 from interfaces.grpc import convert
+from interfaces.grpc.calls import rpc as _rpc
+from interfaces.grpc.reflect import ReflectServicer
 from interfaces.listen import listen
 from interfaces.service import VERSION, HebbsService
 
 log = logging.getLogger("hebbs.grpc")
 GRPC_WORKERS = 16
-
-
-def _rpc(method: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
-    """Authorise the call, run it, and turn errors into gRPC status codes (never INTERNAL for bad input)."""
-
-    def wrapped(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
-        service: HebbsService = self.service
-        try:
-            metadata = dict(context.invocation_metadata())
-            service.authorize(bearer_token(metadata.get("authorization")))
-            return method(self, request, context)
-        except HebbsError as exc:
-            context.abort(getattr(grpc.StatusCode, outcome_of(exc).grpc_status), str(exc))
-        except Exception as exc:  # a bug: report it without a traceback on the wire
-            if context.code() not in (None, grpc.StatusCode.OK):
-                raise  # the method aborted the call itself (SetPolicy): its status stands
-            log.exception("unexpected error in %s", method.__name__)
-            context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(exc).__name__}")
-
-    wrapped.__name__ = method.__name__
-    return wrapped
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
@@ -157,6 +135,7 @@ def bind_grpc(host: str, port: int, tls: Any = None) -> grpc.Server:
 
 def serve_grpc(server: grpc.Server, service: HebbsService) -> grpc.Server:
     pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
+    pb_grpc.add_ReflectServiceServicer_to_server(ReflectServicer(service), server)
     pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
     server.start()
     return server

@@ -26,6 +26,7 @@ from engine.api import IngestRequest, parse_request
 from engine.errors import HebbsError, ValidationError
 from interfaces.errors import outcome_of
 from interfaces.http.limits import BodyRefused, RequestGuard
+from interfaces.http.reviews import add_review_routes
 from interfaces.http.schemas import (
     EdgesBody,
     ForgetBody,
@@ -274,6 +275,8 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
     @app.get("/v1/stats", tags=["graph"], dependencies=guarded)
     def stats() -> dict[str, int]:
         return call("stats", {}).to_dict()
+
+    add_review_routes(app, call, guarded)
 
     return app
 

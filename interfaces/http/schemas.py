@@ -26,6 +26,7 @@ from engine.api.requests import (
     RescoreRequest,
     ReviseRequest,
 )
+from engine.api.reviews import ContradictionCommitRequest, ReflectCommitRequest, ReflectRequest
 
 
 class Body(BaseModel):
@@ -74,6 +75,9 @@ if TYPE_CHECKING:  # for a type checker each body is a `Body`; at run time each 
     PrimeBody = Body
     RescoreBody = Body
     IndexBody = Body
+    ReflectBody = Body
+    ReflectCommitBody = Body
+    VerdictsBody = Body
 else:
     MemoryBody = _body(
         "MemoryBody", "One memory to remember, or `items` (a list of them) to remember a batch atomically.",
@@ -90,6 +94,9 @@ else:
     })
     RescoreBody = _body("RescoreBody", None, RescoreRequest, required=("results",))
     IndexBody = _body("IndexBody", None, IngestRequest, required=("paths",))
+    ReflectBody = _body("ReflectBody", "The scope: an entity (default: every memory) and a start time.", ReflectRequest)
+    ReflectCommitBody = _body("ReflectCommitBody", None, ReflectCommitRequest, required=("session_id", "insights"))
+    VerdictsBody = _body("VerdictsBody", None, ContradictionCommitRequest, required=("verdicts",))
 
 
 class EdgesBody(Body):

@@ -26,3 +26,17 @@ def test_the_shipped_set_is_big_enough() -> None:
     assert len(triads) >= 30 and len(distractors) >= 100
     assert {t["split"] for t in triads} == {"dev", "heldout"}
     assert all(t["true"] != t["false"] and t["cue"] for t in triads)
+
+
+def test_the_story_sets_have_their_shape() -> None:
+    """Both story sets: five distinct stories per set, 4-10 sentences each; the second set is never tuned on."""
+    import re
+
+    for name, splits in (("stories.json", {"dev", "heldout"}), ("stories_extra.json", {"extra"})):
+        sets = json.loads((analogy_eval.HERE / name).read_text(encoding="utf-8"))["stories"]
+        assert len({s["id"] for s in sets}) == len(sets) and {s["split"] for s in sets} == splits
+        for s in sets:
+            stories = [s[k] for k in ("base", "true", "false", "literal", "mere")]
+            assert len(set(stories)) == 5
+            for story in stories:
+                assert 4 <= len(re.findall(r"[.!?](?:\s|$)", story)) <= 10, (s["id"], story)

@@ -17,7 +17,7 @@ from engine.errors import (
     MemoryNotFoundError,
 )
 from engine.recall import calibration, scoring
-from engine.recall.strategies import pool_scaled
+from engine.recall.strategies import pool_parts
 
 
 @pytest.fixture
@@ -213,14 +213,16 @@ def test_analogical_matches_structure_across_domains(engine: MemoryEngine, story
     assert bistro.fields["structural_similarity"] > 0.5
     assert "chain:omit>causes>fail" in bistro.fields["shared_structure"]
     assert bistro.fields["mapping"]["relations"][0]["kind"] == "causes"
-    # alpha 0.5: both parts rescaled over the candidate pool (here every memory, all returned), then mixed
+    # alpha 0.5: both parts in standard deviations over the candidate pool (here every memory, all returned),
+    # mixed, the best mix 1
     mixed = engine.recall(cue, strategies=["analogical"], analogical_alpha=0.5, top_k=50)
     fields = {r.memory.id: r.strategy_details[0].fields for r in mixed}
-    surface = pool_scaled({i: f["embedding_similarity"] for i, f in fields.items()})
-    structure = pool_scaled({i: f["structural_similarity"] for i, f in fields.items()})
-    assert len(mixed) > 3 and max(structure.values()) == 1.0
+    surface, structure = pool_parts({i: f["embedding_similarity"] for i, f in fields.items()},
+                                    {i: f["structural_similarity"] for i, f in fields.items()}, 0.5)
+    assert len(mixed) > 3 and mixed[0].signals.relevance == pytest.approx(1.0)
     for r in mixed:
         assert r.signals.relevance == pytest.approx(0.5 * surface[r.memory.id] + 0.5 * structure[r.memory.id])
+        assert fields[r.memory.id]["structural_part"] == pytest.approx(structure[r.memory.id])
 
 
 def test_alpha_must_be_in_unit_interval(engine: MemoryEngine) -> None:

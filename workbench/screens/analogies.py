@@ -37,9 +37,9 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
     ran = st.session_state.get("ana_ran", {})
     cue = views.md_escape(ran.get("cue", ""))
     st.caption(f"Analogs of “{cue}” with alpha = {ran.get('alpha', 0.5):.2f}: relevance = "
-               "alpha × embedding similarity + (1 − alpha) × structural similarity, each rescaled over the "
-               "candidates first when both count (0 < alpha < 1); ranked by the composite score (default "
-               "weights), as a recall ranks them.")
+               "alpha × embedding similarity + (1 − alpha) × structural similarity, each counted in the "
+               "candidates' standard deviations first when both count (0 < alpha < 1); ranked by the "
+               "composite score (default weights), as a recall ranks them.")
     roles = views.structure_roles(cue_structure)
     described = " · ".join(f"{r}: {', '.join(v)}" for r, v in roles.items())
     st.markdown("**The cue's structure:** "

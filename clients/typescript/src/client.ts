@@ -14,6 +14,13 @@ export type RecallOptions = Camelize<Schemas["RecallBody"]>;
 export type PrimeOptions = Camelize<Schemas["PrimeBody"]>;
 export type ReviseOptions = Camelize<Schemas["ReviseBody"]>;
 export type ForgetOptions = Camelize<Schemas["ForgetBody"]>;
+export type ReflectOptions = Camelize<Schemas["ReflectBody"]>;
+
+export interface InsightsOptions {
+  entityId?: string;
+  minConfidence?: number;
+  maxResults?: number;
+}
 
 export type Strategy = "similarity" | "temporal" | "causal" | "analogical";
 
@@ -35,6 +42,22 @@ export interface Memory {
   updatedAt: string;
   lastAccessedAt: string | null;
   accessCount: number;
+}
+
+/** An insight is a memory of kind `insight` citing its sources; `stale` once a source was forgotten or revised. */
+export interface Insight extends Memory {
+  confidence: number;
+  sourceMemoryIds: string[];
+  stale: boolean;
+}
+
+export interface ReflectOutput {
+  insightsCreated: number;
+  clustersFound: number;
+  clustersProcessed: number;
+  memoriesProcessed: number;
+  unchanged: number;
+  insights: Insight[];
 }
 
 export interface StrategyDetail {
@@ -129,6 +152,21 @@ export class HebbsClient {
   /** Forget memories by id, or every memory of an entity. */
   async forget(options: ForgetOptions): Promise<ForgetOutput> {
     return (await this.request("POST", "/v1/forget", options)) as ForgetOutput;
+  }
+
+  /** Cluster the memories (of an entity, since a time) and store one insight per cluster of at least 3. */
+  async reflect(options: ReflectOptions = {}): Promise<ReflectOutput> {
+    return (await this.request("POST", "/v1/reflect", options)) as ReflectOutput;
+  }
+
+  /** The top insights by confidence across the store. */
+  async insights(options: InsightsOptions = {}): Promise<Insight[]> {
+    const query = new URLSearchParams();
+    if (options.entityId !== undefined) query.set("entity_id", options.entityId);
+    if (options.minConfidence !== undefined) query.set("min_confidence", String(options.minConfidence));
+    if (options.maxResults !== undefined) query.set("max_results", String(options.maxResults));
+    const suffix = query.size ? `?${query}` : "";
+    return ((await this.request("GET", `/v1/insights${suffix}`)) as { insights: Insight[] }).insights;
   }
 
   async health(): Promise<Health> {

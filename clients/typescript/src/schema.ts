@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/v1/contradictions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Contradictions
+         * @description Contradiction candidates waiting for a verdict, most confident first.
+         */
+        get: operations["contradictions_v1_contradictions_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contradictions/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Contradiction Commit
+         * @description Verdicts: contradiction (contradicts edges both ways), revision (revised_from), dismiss.
+         */
+        post: operations["contradiction_commit_v1_contradictions_commit_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/entities": {
         parameters: {
             query?: never;
@@ -119,6 +159,26 @@ export interface paths {
          *     configured: refused with 403).
          */
         post: operations["index_v1_index_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Insights
+         * @description The top insights by confidence (then importance) across the store.
+         */
+        get: operations["insights_v1_insights_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -248,6 +308,67 @@ export interface paths {
          *     result carries `score`, its four `signals` and every strategy's `strategy_details`.
          */
         post: operations["recall_v1_recall_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reflect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reflect
+         * @description Cluster the scope's memories and store one extractive insight per cluster of at least 3 (clusters
+         *     whose insight exists for the same sources are skipped).
+         */
+        post: operations["reflect_v1_reflect_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reflect/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reflect Commit
+         * @description An agent's insights for a prepared session; each source must be one of the session's memories.
+         */
+        post: operations["reflect_commit_v1_reflect_commit_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reflect/prepare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reflect Prepare
+         * @description The clusters with their memories, under a session id valid for 10 minutes.
+         */
+        post: operations["reflect_prepare_v1_reflect_prepare_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -570,6 +691,45 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * ReflectBody
+         * @description The scope: an entity (default: every memory) and a start time.
+         */
+        ReflectBody: {
+            /**
+             * Entity Id
+             * @description Reflect on this entity's memories only (default: all).
+             */
+            entity_id?: string | null;
+            /**
+             * Since
+             * @description Only memories created since (ISO 8601).
+             */
+            since?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** ReflectCommitBody */
+        ReflectCommitBody: {
+            /**
+             * Insights
+             * @description content, confidence, source_memory_ids, tags, cluster_id.
+             */
+            insights: {
+                cluster_id?: number;
+                confidence?: number;
+                content: string;
+                source_memory_ids: string[];
+                tags?: string[];
+            }[];
+            /**
+             * Session Id
+             * @description What reflect_prepare returned.
+             */
+            session_id: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** RescoreBody */
         RescoreBody: {
             /**
@@ -623,6 +783,22 @@ export interface components {
             /** Error Type */
             type: string;
         };
+        /** VerdictsBody */
+        VerdictsBody: {
+            /**
+             * Verdicts
+             * @description pending_id, verdict (contradiction, revision, dismiss), confidence, reasoning.
+             */
+            verdicts: {
+                confidence?: number;
+                pending_id: string;
+                reasoning?: string;
+                /** @enum {string} */
+                verdict: "contradiction" | "revision" | "dismiss";
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
     };
     responses: never;
     parameters: never;
@@ -632,6 +808,74 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    contradictions_v1_contradictions_get: {
+        parameters: {
+            query?: {
+                limit?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    contradiction_commit_v1_contradictions_commit_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerdictsBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     entities_v1_entities_get: {
         parameters: {
             query?: never;
@@ -780,6 +1024,41 @@ export interface operations {
                 "application/json": components["schemas"]["IndexBody"];
             };
         };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    insights_v1_insights_get: {
+        parameters: {
+            query?: {
+                entity_id?: string | null;
+                min_confidence?: number | null;
+                max_results?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description Successful Response */
             200: {
@@ -1100,6 +1379,111 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RecallBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reflect_v1_reflect_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReflectBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reflect_commit_v1_reflect_commit_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReflectCommitBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    reflect_prepare_v1_reflect_prepare_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReflectBody"];
             };
         };
         responses: {

@@ -75,6 +75,29 @@ describe("HebbsClient", () => {
     assert.equal(byEntity.forgottenCount, 1);
   });
 
+  it("reflects on an entity's memories and lists its insights with their sources", async () => {
+    const topic = `${entity}-garden`;
+    const made = [];
+    for (const content of [
+      "The tomatoes in the garden need watering every evening in July.",
+      "Aphids are eating the roses; spray them with soapy water.",
+      "We planted basil and parsley beside the tomato beds.",
+    ]) {
+      made.push((await client.remember({ content, entityId: topic })).id);
+    }
+    const done = await client.reflect({ entityId: topic });
+    assert.equal(done.insightsCreated, 1);
+    assert.equal(done.memoriesProcessed, 3);
+    const again = await client.reflect({ entityId: topic });
+    assert.equal(again.insightsCreated, 0); // the same sources: no duplicate
+    const [insight, ...rest] = await client.insights({ entityId: topic, minConfidence: 0, maxResults: 5 });
+    assert.equal(rest.length, 0);
+    assert.equal(insight.kind, "insight");
+    assert.deepEqual([...insight.sourceMemoryIds].sort(), [...made].sort());
+    assert.equal(insight.stale, false);
+    await assert.rejects(client.insights({ maxResults: 0 }), (error: unknown) => error instanceof HebbsError && error.status === 400);
+  });
+
   it("reports the server's health", async () => {
     const health = await client.health();
     assert.equal(health.status, "ok");

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from engine.errors import StoreError
+from engine.store.postgres import changes
 
 SCHEMA_VERSION = 1
 WRITE_LOCK = 0x48454242  # the advisory lock every counted write takes ("HEBB")
@@ -22,8 +23,8 @@ SCHEMA_LOCK = 0x48454243
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS changes (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), value BIGINT NOT NULL);
-INSERT INTO changes (one, value) VALUES (TRUE, 0) ON CONFLICT DO NOTHING;
+CREATE TABLE IF NOT EXISTS commits (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), value BIGINT NOT NULL);
+INSERT INTO commits (one, value) VALUES (TRUE, 0) ON CONFLICT DO NOTHING;
 CREATE TABLE IF NOT EXISTS memories (
     id TEXT COLLATE "C" PRIMARY KEY,
     content TEXT NOT NULL,
@@ -92,6 +93,24 @@ CREATE TABLE IF NOT EXISTS text_postings (
     PRIMARY KEY (tbl, term, rowid)
 );
 CREATE INDEX IF NOT EXISTS text_postings_row ON text_postings (tbl, rowid);
+CREATE TABLE IF NOT EXISTS pending_contradictions (
+    pending_id TEXT COLLATE "C" PRIMARY KEY,
+    memory_a TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    memory_b TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    verdict TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence DOUBLE PRECISION NOT NULL,
+    similarity DOUBLE PRECISION NOT NULL,
+    detail TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    UNIQUE (memory_a, memory_b)
+);
+CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+CREATE TABLE IF NOT EXISTS reflect_sessions (
+    session_id TEXT COLLATE "C" PRIMARY KEY,
+    clusters TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+);
 """
 
 
@@ -140,6 +159,7 @@ class PostgresConnection:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
                 conn.execute(SCHEMA)
+                conn.execute(changes.SCHEMA)
                 conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
                              (str(SCHEMA_VERSION),))
         except BaseException:
@@ -162,7 +182,7 @@ class PostgresConnection:
                 cur = conn.cursor()
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 yield cur
-                cur.execute("UPDATE changes SET value = value + 1")
+                cur.execute("UPDATE commits SET value = value + 1")
             self._generation += 1
             self._committed.generation = self._generation
 
@@ -173,7 +193,7 @@ class PostgresConnection:
         """(this process's counted commits, every other writer's): the second part is the database's change
         counter less this process's own commits, so it moves only when another replica commits."""
         with self._lock:
-            total = int(self._query("SELECT value FROM changes")[0][0])
+            total = int(self._query("SELECT value FROM commits")[0][0])
             return self._generation, total - self._generation
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -184,6 +204,12 @@ class PostgresConnection:
         """`select` (a statement without WHERE) restricted to rows whose id is among `ids`."""
         ids = list(ids)
         return self._query(f"{select} WHERE id = ANY(%s)", (ids,)) if ids else []
+
+    def change_seq(self) -> int:
+        return changes.latest(self._query)
+
+    def changes_since(self, seq: int) -> tuple[int, list[str]] | None:
+        return changes.since(self._query, seq)
 
     def get_meta(self, key: str) -> str | None:
         rows = self._query("SELECT value FROM meta WHERE key = %s", (key,))

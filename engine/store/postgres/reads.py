@@ -29,14 +29,13 @@ class RecallReads(PostgresConnection):
         return {r[0]: FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
                 for r in self._query_ids(f"SELECT {columns} FROM memories", ids)}
 
-    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
-        """Read in one REPEATABLE READ transaction, after the version (a commit meanwhile makes the table
-        look older, never newer)."""
-        version = self.version()
+    def candidate_rows(self) -> tuple[int, CandidateColumns, list[tuple[str, str]]]:
+        """Read in one REPEATABLE READ transaction with the change number of the same snapshot."""
         with self._pool.connection() as conn:
             conn.autocommit = False
             try:
                 conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
                 count = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
                 width = conn.execute("SELECT length(embedding) FROM memories LIMIT 1").fetchone()
                 matrix = np.empty((count, (width[0] // 4) if width else 0), dtype=np.float32)
@@ -59,7 +58,7 @@ class RecallReads(PostgresConnection):
             finally:
                 conn.rollback()
                 conn.autocommit = True
-        return version, CandidateColumns(ids, episodes, entities, matrix[: len(ids)]), edges
+        return seq, CandidateColumns(ids, episodes, entities, matrix[: len(ids)]), edges
 
     def timeline_rows(self) -> list[tuple[str, int, str]]:
         return [tuple(r) for r in self._query(

@@ -14,6 +14,7 @@ import numpy as np
 from engine import config
 from engine.models import EdgeType, MemoryKind
 from engine.store.lexical import TABLES, idf
+from engine.store.postgres import changes
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.postgres.tokens import TOKENIZER
 from engine.store.windows import Links, Text, window_body, windows, within
@@ -120,6 +121,7 @@ def refresh_windows(cur: Any, ids: Iterable[str], links: Links | None = None) ->
     members, texts = windows(links or Links(_Source(cur)), ids)
     rowids = _rowids(cur, list(members), create=True)
     _write(cur, WINDOW, [(rowids[i], window_body(texts, i, ms)) for i, ms in members.items()])
+    changes.note(cur, members)
 
 
 def refresh_around(cur: Any, ids: Sequence[str]) -> None:
@@ -195,6 +197,19 @@ class TextSearch(PostgresConnection):
              limit),
         )
         return [(r[0], float(r[1])) for r in found]
+
+    def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
+        number = table_number(table)
+        rows = self._query(
+            "SELECT r.id, r.rowid, d.length FROM text_rows r JOIN text_docs d ON d.tbl = %s AND d.rowid = r.rowid"
+            " WHERE r.id = ANY(%s)", (number, list(ids)),
+        )
+        found: dict[str, tuple[int, int, dict[str, int]]] = {r[0]: (int(r[1]), int(r[2]), {}) for r in rows}
+        by_row = {row: memory_id for memory_id, (row, _, _) in found.items()}
+        for row, term, n in self._query("SELECT rowid, term, n FROM text_postings WHERE tbl = %s AND rowid = ANY(%s)",
+                                        (number, list(by_row))):
+            found[by_row[row]][2][term] = int(n)
+        return found
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         texts = dict(self._query_ids("SELECT id, content FROM memories", ids))

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engine.store.sqlite import fulltext
+from engine.store.sqlite import changes, fulltext
 
 SCHEMA_VERSION = 1
 # Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
@@ -91,6 +91,26 @@ CREATE TABLE IF NOT EXISTS replies (
     stored_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS replies_age ON replies (stored_at);
+-- Contradiction candidates waiting for an agent's verdict (engine/contradictions/review.py): a = older memory.
+CREATE TABLE IF NOT EXISTS pending_contradictions (
+    pending_id TEXT PRIMARY KEY,
+    memory_a TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    memory_b TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    verdict TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    similarity REAL NOT NULL,
+    detail TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    UNIQUE (memory_a, memory_b)
+);
+CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+-- Clusters handed out by reflect_prepare (JSON lists of memory ids), until expires_at (unix seconds).
+CREATE TABLE IF NOT EXISTS reflect_sessions (
+    session_id TEXT PRIMARY KEY,
+    clusters TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
 """
 
 
@@ -109,6 +129,7 @@ class SqliteConnection:
             self._conn = open_read_only(path)
             fulltext.prepare(self._conn)
             self._scores = scores_hint(self._conn)
+            self._logged = changes.kept(self._conn.cursor())
             return
         # One connection shared by the engine's threads; every use holds the lock.
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -120,6 +141,8 @@ class SqliteConnection:
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(SCHEMA)
+        self._conn.executescript(changes.SCHEMA)
+        self._logged = True
         self._conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
@@ -181,6 +204,17 @@ class SqliteConnection:
             marks = ",".join("?" * len(chunk))
             rows.extend(self._query(f"{select} WHERE id IN ({marks})", chunk))
         return rows
+
+    def change_seq(self) -> int:
+        """The number of the store's latest change (0 for none; see engine/store/sqlite/changes.py)."""
+        with self._lock:
+            return changes.latest(self._conn.cursor()) if self._logged else 0
+
+    def changes_since(self, seq: int) -> tuple[int, list[str]] | None:
+        """(the latest change number, the ids of the memories changed after change `seq`), read at once;
+        None for a store that keeps no change log (read-only and older than it): rebuild what you hold."""
+        with self._lock:
+            return changes.since(self._conn.cursor(), seq) if self._logged else None
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Rows of a read-only query: for tests and diagnostics of this backend (not part of `Storage`)."""

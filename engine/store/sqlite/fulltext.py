@@ -28,6 +28,7 @@ from typing import Any
 from engine import config
 from engine.models import EdgeType, MemoryKind
 from engine.store.lexical import TABLES, idf
+from engine.store.sqlite import changes
 from engine.store.windows import Links, Text, window_body, windows, within
 
 VERSION = "2"  # 2: BM25 views; conversation windows carry their date line
@@ -164,6 +165,7 @@ def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str], links: Links | None
         "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
         [(rowids[i], window_body(texts, i, ms)) for i, ms in members.items()],
     )
+    changes.note(cur, members)
 
 
 def refresh_around(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
@@ -323,6 +325,30 @@ def postings(cur: sqlite3.Cursor, table: str, term: str) -> tuple[list[int], lis
         f"SELECT doc, count(*) FROM temp.{table}_instance WHERE term = ? GROUP BY doc ORDER BY doc", (term,)
     ).fetchall()
     return [r[0] for r in rows], [r[1] for r in rows]
+
+
+def documents(cur: sqlite3.Cursor, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
+    """(row number, length in tokens, {index term: occurrences}) of the given memories' rows of `table` (those
+    that have one): the rows' bodies tokenized again by the tables' own tokenizer, in the scratch table
+    `stems` uses, so the counts are the ones the posting lists hold."""
+    assert table in TABLES
+    _views(cur)
+    by_row = {r: i for i, r in _rowids(cur, list(dict.fromkeys(ids)), create=False).items()}
+    bodies: list[tuple[int, str]] = []
+    sizes: dict[int, int] = {}
+    for chunk in _chunks(list(by_row)):  # type: ignore[arg-type]
+        marks_ = _marks(len(chunk))
+        bodies += cur.execute(f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks_})", chunk).fetchall()
+        sizes.update(cur.execute(f"SELECT id, fts_size(sz) FROM {table}_docsize WHERE id IN ({marks_})", chunk))
+    counts: dict[int, dict[str, int]] = {}
+    cur.execute("DELETE FROM temp.cue_terms")
+    try:
+        cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", bodies)
+        for row, term, n in cur.execute("SELECT doc, term, count(*) FROM temp.cue_terms_instance GROUP BY doc, term"):
+            counts.setdefault(row, {})[term] = n
+    finally:
+        cur.execute("DELETE FROM temp.cue_terms")
+    return {by_row[r]: (r, sizes.get(r, 0), counts.get(r, {})) for r, _ in bodies}
 
 
 def row_ids(cur: sqlite3.Cursor) -> list[tuple[int, str]]:

@@ -1,0 +1,29 @@
+"""How analogical recall mixes its two parts over the candidate pool at 0 < alpha < 1 (no models needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.recall.strategies import pool_parts, pool_spread
+
+
+def test_a_part_counts_in_its_pool_standard_deviations() -> None:
+    spread = pool_spread({"a": 0.30, "b": 0.32, "c": 0.34, "d": 0.36})
+    assert spread["a"] == 0.0 and spread["b"] == pytest.approx(spread["c"] - spread["b"])
+    assert pool_spread({"a": 0.3, "b": 0.9}) == {"a": 0.3, "b": 0.9}  # too small a pool: as it was
+    assert pool_spread({"a": 0.5, "b": 0.5, "c": 0.5}) == {"a": 0.5, "b": 0.5, "c": 0.5}  # no spread
+
+
+def test_a_story_that_stands_out_on_structure_beats_the_top_of_an_even_surface() -> None:
+    """A pool of 40 (top_k 10): surface similarity evenly spread; one candidate's structure far above the rest.
+    Min-max makes the two tops equal (1 on one part each), so the surface leader wins on its slightly better
+    structure; counted in standard deviations, the structural outlier leads."""
+    names = [f"m{n}" for n in range(40)]
+    surface = {m: 0.30 + 0.005 * n for n, m in enumerate(names)}  # m39 looks most like the cue
+    structure = {m: 0.10 for m in names} | {"m0": 0.60, "m39": 0.20}  # m0 is shaped like it
+    minmax = {m: 0.5 * (surface[m] - 0.30) / 0.195 + 0.5 * (structure[m] - 0.10) / 0.5 for m in names}
+    assert max(minmax, key=minmax.__getitem__) == "m39"
+    e, s = pool_parts(surface, structure, 0.5)
+    relevance = {m: 0.5 * e[m] + 0.5 * s[m] for m in names}
+    assert max(relevance, key=relevance.__getitem__) == "m0"
+    assert max(relevance.values()) == pytest.approx(1.0) and min(relevance.values()) >= 0.0
