@@ -43,6 +43,7 @@ from engine.clock import Clock, SystemClock
 from engine.embedding import Embedder, create_embedder
 from engine.errors import MemoryNotFoundError, ValidationError
 from engine.index.derived import DerivedIndexes
+from engine.index.replica import ReplicaFollower
 from engine.index.vector import VectorIndex
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
 from engine.recall import scoring
@@ -93,6 +94,10 @@ class MemoryEngine:
         # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
         chosen = extractor or EpisodeExtractor()
         self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
+        # A store other engines write at the same time (replicas on one PostgreSQL database): follow them.
+        self._replica = ReplicaFollower(self._store, self._indexes) if self._store.shared else None
+        if self._replica is not None:
+            self._store.listen(self._replica.notified)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         # Structures follow writes: extracted before any read of them, or when idle.
@@ -164,6 +169,8 @@ class MemoryEngine:
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
         with store_errors(self.data_dir):
+            if self._replica is not None:
+                self._replica.catch_up()
             return handler(request)
 
     # --- writes ----------------------------------------------------------------------------------------

@@ -81,3 +81,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
     if request.param == "sqlite":
         return {"data_dir": tmp_path / "store"}
     return {"database": request.getfixturevalue("database_url")}
+
+
+@pytest.fixture
+def engine_on_each_store(store: dict[str, Any], embedder: Embedder, clock: ManualClock) -> Iterator[MemoryEngine]:
+    """`engine`, on SQLite and on PostgreSQL (a test that takes it runs once on each)."""
+    with MemoryEngine(**store, embedder=embedder, clock=clock) as eng:
+        yield eng

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -178,3 +179,35 @@ def test_a_bad_database_url_is_one_clear_error() -> None:
         MemoryEngine(database="postgresql://u:secret@127.0.0.1:1/x")
 
 
+
+
+def _visible_within(engine: MemoryEngine, cue: str, want: str | None, seconds: float) -> float:
+    """Seconds until the top similarity hit of `cue` on `engine` has content `want` (None: until `want`
+    memories are gone, i.e. no hit with the old content); fails after `seconds`."""
+    started = time.monotonic()
+    while True:
+        hits = engine.recall(cue=cue, top_k=1, strategies=["similarity"])
+        top = hits[0].memory.content if hits else None
+        if top == want:
+            return time.monotonic() - started
+        assert time.monotonic() - started < seconds, (cue, top, want)
+        time.sleep(0.02)
+
+
+def test_a_write_on_one_replica_is_recalled_on_the_other_within_a_second(database_url: str, embedder: Embedder
+                                                                        ) -> None:
+    """Two engines on one database, each with its own vector index: remember, revise and forget on A are
+    seen by similarity recall on B (through B's change-log follower) within 1 s each."""
+    a = MemoryEngine(database=database_url, embedder=embedder)
+    b = MemoryEngine(database=database_url, embedder=embedder)
+    try:
+        b.warm()  # B's indexes are built before A writes: only the change feed can tell it
+        stored = a.remember(content="The orbit API launch slipped to Thursday.")
+        assert _visible_within(b, "orbit api launch", stored.content, 1.0) < 1.0
+        revised = a.revise(stored.id, content="The thermostat recall campaign starts in May.")
+        assert _visible_within(b, "thermostat recall campaign", revised.content, 1.0) < 1.0
+        a.forget(memory_ids=[stored.id])
+        assert _visible_within(b, "thermostat recall campaign", None, 1.0) < 1.0
+    finally:
+        a.close()
+        b.close()

@@ -10,7 +10,7 @@ so every replica's in-memory caches see every other replica's commits. Reads run
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,6 +20,7 @@ from engine.store.postgres import changes
 SCHEMA_VERSION = 1
 WRITE_LOCK = 0x48454242  # the advisory lock every counted write takes ("HEBB")
 SCHEMA_LOCK = 0x48454243
+CHANNEL = "hebbs_changes"  # NOTIFY on every counted commit (`listen`)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);
@@ -148,6 +149,7 @@ class PostgresConnection:
     """The pool, the schema, and the transactions every table class writes through."""
 
     read_only = False
+    shared = True
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -155,6 +157,8 @@ class PostgresConnection:
         self._lock = threading.RLock()  # this process's counted writes, and `version` against them
         self._generation = 0  # this process's counted commits
         self._committed = threading.local()
+        self._closed = threading.Event()
+        self._listener: threading.Thread | None = None
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
@@ -167,7 +171,31 @@ class PostgresConnection:
             raise
 
     def close(self) -> None:
+        self._closed.set()
+        if self._listener is not None:
+            self._listener.join(timeout=5)
         self._pool.close()
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on a thread of its own after each notified commit of another connection (LISTEN on
+        a dedicated connection; reconnects while the server is away). Notifications are hints: the reader
+        catches up from the change log, so one that is missed delays nothing beyond the next request."""
+        import psycopg
+
+        def run() -> None:
+            while not self._closed.is_set():
+                try:
+                    with psycopg.connect(self.url, autocommit=True) as conn:
+                        conn.execute(f"LISTEN {CHANNEL}")
+                        callback()  # whatever was committed while this connection was away
+                        while not self._closed.is_set():
+                            if any(True for _ in conn.notifies(timeout=0.5, stop_after=1)):
+                                callback()
+                except psycopg.Error:
+                    self._closed.wait(1.0)
+
+        self._listener = threading.Thread(target=run, name="hebbs-listen", daemon=True)
+        self._listener.start()
 
     @contextmanager
     def transaction(self, *, counted: bool = True) -> Iterator[Any]:
@@ -183,6 +211,7 @@ class PostgresConnection:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 yield cur
                 cur.execute("UPDATE commits SET value = value + 1")
+                cur.execute(f"NOTIFY {CHANNEL}")  # delivered to the listeners on commit
             self._generation += 1
             self._committed.generation = self._generation
 

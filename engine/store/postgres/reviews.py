@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.rows import PendingPair
-from engine.store.sqlite.reviews import _PAIR_COLUMNS, EXPIRED_KEPT_SECONDS
+from engine.store.sqlite.reviews import EXPIRED_KEPT_SECONDS
+
+_PAIR_COLUMNS = ", ".join(f.name for f in dataclasses.fields(PendingPair))  # the table's columns, in order
 
 
 class ReviewTables(PostgresConnection):
