@@ -24,6 +24,7 @@ READ_ORDER = (
     "encode",
     "encode_torch",
     "similarity",
+    "default",
     "temporal",
     "causal",
     "causal_seeded",
@@ -38,6 +39,7 @@ OP_NOTES = {
     "floor_torch": "the same floor with the cue embedded by sentence-transformers on torch (the old floor)",
     "encode_torch": "embedding the cue alone with sentence-transformers on torch",
     "similarity": "`retrieve`, similarity, top_k 10, ef_search 50",
+    "default": "`retrieve(cue)`, the default recall (preset `recommended`: similarity + lexical fused), top_k 10",
     "temporal": "`retrieve`, temporal: one entity's top 10 of its newest 200 by composite score",
     "causal": "`retrieve`, causal from the cue (seed = nearest memory), max_depth 5",
     "causal_seeded": "`retrieve`, causal from a given seed, max_depth 5 (no embedding)",
@@ -374,8 +376,10 @@ def _user_paths_section(paths: dict[str, Any] | None, load: float | None = None)
         "`MemoryEngine.recall(question, top_k=k)`: the default preset (`recommended`), the default weights "
         "0.5/0.2/0.2/0.1, every recall counted (reinforcement live), the clock at the last session + 1 or + 30 days "
         "(recency live). The first row is the published setting: the same preset, weights 1/0/0/0, `retrieve` (not "
-        "counted). hit@k: session level, whether a session holding an evidence turn is among the top k. A k above "
-        f"the path's top_k is `-`.{measured}",
+        "counted). The CLI row: `hebbs index` then `hebbs recall QUESTION --format json` in a fresh process per "
+        "question (the CLI's defaults, top_k 10, the machine's clock, years after the sessions), the first "
+        "questions of one conversation per half. hit@k: session level, whether a session holding an evidence "
+        f"turn is among the top k. A k above the path's top_k is `-`.{measured}",
         "",
     ]
     rows = []

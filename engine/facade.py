@@ -17,6 +17,7 @@ from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
+    GetPolicyRequest,
     GetRequest,
     IngestRequest,
     ListRequest,
@@ -28,7 +29,9 @@ from engine.api.requests import (
     Request,
     RescoreRequest,
     ReviseRequest,
+    SetPolicyRequest,
     StatsRequest,
+    SweepRequest,
 )
 from engine.api.responses import (
     EdgesResponse,
@@ -40,6 +43,7 @@ from engine.api.responses import (
     StatsResponse,
 )
 from engine.clock import Clock, SystemClock
+from engine.decay import stamp
 from engine.embedding import Embedder, create_embedder
 from engine.errors import MemoryNotFoundError, ValidationError
 from engine.index.derived import DerivedIndexes
@@ -51,13 +55,12 @@ from engine.recall.browse import Browser
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
+from engine.retention import Retention
 from engine.store.entities import EntityRegistry
 from engine.store.errors import store_errors
-from engine.store.ledger import Ledger
 from engine.store.opening import open_storage
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
-from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
 if TYPE_CHECKING:
@@ -106,11 +109,16 @@ class MemoryEngine:
         self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
                                   lambda: self._writer.extractor, self.clock)
         self._browser = Browser(self._store, self._indexes, self._entities, self._recaller.resolve_entity)
+        self.retention = Retention(self._store, self._writer, self._entities, self.clock, self.data_dir,
+                                   self._recaller.resolve_entity)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
-            ReviseRequest: self._writer.revise,
-            ForgetRequest: self._forget,
+            ReviseRequest: self.retention.revise,
+            ForgetRequest: self.retention.forget,
+            SweepRequest: self.retention.sweep,
+            SetPolicyRequest: self.retention.set_policy,
+            GetPolicyRequest: self.retention.get_policy,
             AddEdgesRequest: lambda r: EdgesResponse(tuple(self._writer.add_edges(r.edges))),
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
@@ -171,7 +179,7 @@ class MemoryEngine:
         with store_errors(self.data_dir):
             if self._replica is not None:
                 self._replica.catch_up()
-            return handler(request)
+            return stamp(handler(request), self.clock.now(), self.retention.policies.get().decay_half_life_days)
 
     # --- writes ----------------------------------------------------------------------------------------
     def remember(self, content: str, **fields: Any) -> Memory:
@@ -245,38 +253,15 @@ class MemoryEngine:
         return memory
 
     def forget(
-        self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None, prefix: bool = False
+        self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None, prefix: bool = False,
+        **criteria: Any,
     ) -> list[str]:
-        """Remove memories (by id, or every memory of an entity) and their revisions from every index.
+        """Remove memories and their revisions from every index: by id, every memory of an entity, or those
+        matching criteria (not_accessed_since, access_count_below, kind, decay_score_below), all ANDed.
         `entity_id` must be exact unless `prefix=True` (then an alias or unique prefix is resolved first)."""
-        response: ForgetResponse = self.handle(
-            ForgetRequest.parse({"memory_ids": memory_ids, "entity_id": entity_id, "prefix": prefix})
-        )
+        response: ForgetResponse = self.handle(ForgetRequest.parse(
+            {"memory_ids": memory_ids, "entity_id": entity_id, "prefix": prefix, **criteria}))
         return list(response.forgotten)
-
-    def _forget(self, request: ForgetRequest) -> ForgetResponse:
-        targets = list(request.memory_ids)
-        missing = set(targets) - self._store.existing(targets)
-        if missing:
-            raise MemoryNotFoundError(f"no memory with id {', '.join(sorted(missing))}")
-        if request.entity_id is not None:
-            entity = self.resolve_entity(request.entity_id) if request.prefix else request.entity_id
-            of_entity = self._store.ids_of_entity(entity)
-            if not of_entity and not request.prefix:
-                raise MemoryNotFoundError(
-                    f"no memory has entity_id {entity!r}; forget needs the exact id "
-                    "(prefix=True, or --prefix, also matches an alias or unique prefix)"
-                )
-            targets.extend(of_entity)
-        # A document's propositions were derived from it: they go with it (and so does its uploaded file).
-        named = set(targets)
-        derived = [i for i in dict.fromkeys(Ledger(self._store).derived_from(targets)) if i not in named]
-        forgotten = self._writer.forget([*targets, *derived])
-        if forgotten:
-            self._entities.purge_unreferenced()
-            self._store.checkpoint()
-            remove_unreferenced_uploads(self.data_dir, self._store)
-        return ForgetResponse(tuple(forgotten), len(set(derived) & set(forgotten)))
 
     # --- reads -----------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:

@@ -32,7 +32,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
 
 # Operations that change the store; everything else is a read (a recall's access count is one atomic
 # UPDATE in the record store, so concurrent recalls need no writer lock to count exactly).
-WRITE_OPERATIONS = frozenset({"remember", "remember_many", "revise", "forget", "add_edges", "ingest"}) | review_writes
+WRITE_OPERATIONS = frozenset({"remember", "remember_many", "revise", "forget", "add_edges", "ingest", "set_policy",
+                              "sweep"}) | review_writes
 assert set(REQUESTS) >= WRITE_OPERATIONS
 
 

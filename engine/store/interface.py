@@ -21,12 +21,14 @@ from engine.models import Edge, Memory, MemoryKind
 from engine.store.rows import (
     AlsoWrite,
     CandidateColumns,
+    DecayInputs,
     EntityRecord,
     FusionRow,
     LinkRow,
     MemoryRecord,
     PendingPair,
     ScoreInputs,
+    Tombstone,
 )
 
 
@@ -144,6 +146,19 @@ class MemoryStorage(Protocol):
     def ids_of_entity(self, entity_id: str) -> list[str]: ...
 
     def count(self) -> int: ...
+
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read (issue 29)."""
+        ...
 
     def count_entities(self) -> int: ...
 
@@ -395,6 +410,14 @@ class Bookkeeping(Protocol):
 
     def put_reply(self, key: str, operation: str, reply: str, keep: int) -> None:
         """Keep a reply under its key, then only the newest `keep` keys."""
+        ...
+
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        """Keep tombstones of forgotten memories (engine/store/tombstones.py; issue 29): not tied to memories."""
+        ...
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        """The newest `limit` tombstones, newest first."""
         ...
 
 

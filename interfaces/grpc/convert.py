@@ -7,7 +7,7 @@ parameters (two configs that disagree on a parameter are refused, never silently
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -33,6 +33,7 @@ KIND_TO = {
     MemoryKind.PROPOSITION: pb.MEMORY_KIND_PROPOSITION,
 }
 KIND_OF = {number: kind.value for kind, number in KIND_TO.items()}
+CONTEXT_MODE_OF = {pb.CONTEXT_MODE_MERGE: "merge", pb.CONTEXT_MODE_REPLACE: "replace"}
 
 
 def memory_id(raw: bytes, what: str = "memory_id") -> str:
@@ -91,6 +92,7 @@ def memory_to_proto(memory: Memory) -> Any:
         last_accessed_at=_micros(memory.last_accessed_at),
         access_count=memory.access_count,
         kind=KIND_TO.get(memory.kind, pb.MEMORY_KIND_UNSPECIFIED),
+        decay_score=memory.decay_score or 0.0,
     )
     context = _struct(memory.context)
     if context is not None:
@@ -173,6 +175,8 @@ def revise_fields(request: Any) -> dict[str, Any]:
             fields[name] = getattr(request, name)
     if request.HasField("context"):
         fields["context"] = context_of(request)
+    if request.context_mode != pb.CONTEXT_MODE_UNSPECIFIED:
+        fields["context_mode"] = CONTEXT_MODE_OF.get(request.context_mode, _name(pb.ContextMode, request.context_mode))
     return fields
 
 
@@ -234,11 +238,31 @@ def prime_fields(request: Any) -> dict[str, Any]:
     return fields
 
 
-def forget_fields(request: Any) -> dict[str, Any]:
-    for name in ("staleness_threshold_us", "access_count_floor", "memory_kind", "decay_score_floor"):
-        if request.HasField(name):
-            raise ValidationError(f"forget by {name} is not supported; give memory_ids or entity_id")
+def forget_fields(request: Any, now: datetime) -> dict[str, Any]:
+    """`staleness_threshold_us` is an age: not accessed in that many microseconds before `now`."""
     fields: dict[str, Any] = {"memory_ids": [memory_id(raw) for raw in request.memory_ids]}
     if request.HasField("entity_id") and request.entity_id:
         fields["entity_id"] = request.entity_id
+    if request.HasField("staleness_threshold_us"):
+        if request.staleness_threshold_us <= 0:
+            raise ValidationError(f"staleness_threshold_us must be positive, got {request.staleness_threshold_us}")
+        age = request.staleness_threshold_us
+        try:
+            fields["not_accessed_since"] = (now - timedelta(microseconds=age)).isoformat()
+        except OverflowError:
+            raise ValidationError(f"staleness_threshold_us {age} reaches back before the year 1") from None
+    if request.HasField("access_count_floor"):
+        fields["access_count_below"] = request.access_count_floor
+    if request.HasField("memory_kind"):
+        fields["kind"] = KIND_OF.get(request.memory_kind, _name(pb.MemoryKind, request.memory_kind))
+    if request.HasField("decay_score_floor"):
+        fields["decay_score_below"] = request.decay_score_floor
+    return fields
+
+
+def policy_fields(request: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name in ("tenant_id", "max_snapshots_per_memory", "auto_forget_threshold", "decay_half_life_days"):
+        if request.HasField(name):
+            fields[name] = getattr(request, name)
     return fields

@@ -60,13 +60,15 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
 
     @_rpc
     def Forget(self, request: Any, context: Any) -> Any:  # noqa: N802
-        response = self.service.call("forget", convert.forget_fields(request))
-        return pb.ForgetResponse(forgotten_count=len(response.forgotten), cascade_count=response.cascade_count)
+        fields = convert.forget_fields(request, self.service.engine.clock.now())
+        response = self.service.call("forget", fields)
+        return pb.ForgetResponse(forgotten_count=len(response.forgotten), cascade_count=response.cascade_count,
+                                 tombstone_count=response.tombstone_count)
 
     @_rpc
     def SetPolicy(self, request: Any, context: Any) -> Any:  # noqa: N802
-        context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                      "SetPolicy is not implemented: this engine has no decay or snapshot policies to set")
+        self.service.call("set_policy", convert.policy_fields(request))
+        return pb.SetPolicyResponse(applied=True)
 
 
 class HealthServicer(pb_grpc.HealthServiceServicer):

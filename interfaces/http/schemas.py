@@ -25,6 +25,8 @@ from engine.api.requests import (
     RememberRequest,
     RescoreRequest,
     ReviseRequest,
+    SetPolicyRequest,
+    SweepRequest,
 )
 from engine.api.reviews import ContradictionCommitRequest, ReflectCommitRequest, ReflectRequest
 
@@ -75,6 +77,8 @@ if TYPE_CHECKING:  # for a type checker each body is a `Body`; at run time each 
     PrimeBody = Body
     RescoreBody = Body
     IndexBody = Body
+    PolicyBody = Body
+    SweepBody = Body
     ReflectBody = Body
     ReflectCommitBody = Body
     VerdictsBody = Body
@@ -94,6 +98,8 @@ else:
     })
     RescoreBody = _body("RescoreBody", None, RescoreRequest, required=("results",))
     IndexBody = _body("IndexBody", None, IngestRequest, required=("paths",))
+    PolicyBody = _body("PolicyBody", "The policy values to change; the others are kept.", SetPolicyRequest)
+    SweepBody = _body("SweepBody", None, SweepRequest)
     ReflectBody = _body("ReflectBody", "The scope: an entity (default: every memory) and a start time.", ReflectRequest)
     ReflectCommitBody = _body("ReflectCommitBody", None, ReflectCommitRequest, required=("session_id", "insights"))
     VerdictsBody = _body("VerdictsBody", None, ContradictionCommitRequest, required=("verdicts",))

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.store.postgres.connection import PostgresConnection
-from engine.store.rows import AlsoWrite, EntityRecord, LinkRow
+from engine.store.rows import AlsoWrite, EntityRecord, LinkRow, Tombstone, from_micros, to_micros
 
 DOCUMENT, PROPOSITION, MESSAGE = "document", "proposition", "message"
 
@@ -133,6 +133,18 @@ class Bookkeeping(PostgresConnection):
 
     def entity_types(self, ids: Sequence[str]) -> dict[str, str]:
         return dict(self._query("SELECT id, type FROM entities WHERE id = ANY(%s)", (list(ids),)))
+
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        with self.transaction(counted=False) as cur:
+            cur.executemany(
+                "INSERT INTO tombstones (memory_id, forgotten_at, content_sha256, reason) VALUES (%s, %s, %s, %s)",
+                [(t.memory_id, to_micros(t.forgotten_at), t.content_sha256, t.reason) for t in stones],
+            )
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        rows = self._query("SELECT memory_id, forgotten_at, content_sha256, reason FROM tombstones"
+                           " ORDER BY forgotten_at DESC, n DESC LIMIT %s", (limit,))
+        return [Tombstone(r[0], from_micros(r[1]), r[2], r[3]) for r in rows]  # type: ignore[arg-type]
 
     def get_reply(self, key: str) -> tuple[str, str] | None:
         rows = self._query("SELECT operation, reply FROM replies WHERE key = %s", (key,))

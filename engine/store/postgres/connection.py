@@ -107,6 +107,14 @@ CREATE TABLE IF NOT EXISTS pending_contradictions (
     UNIQUE (memory_a, memory_b)
 );
 CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+CREATE TABLE IF NOT EXISTS tombstones (
+    n BIGSERIAL PRIMARY KEY,
+    memory_id TEXT COLLATE "C" NOT NULL,
+    forgotten_at BIGINT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tombstones_time ON tombstones (forgotten_at);
 CREATE TABLE IF NOT EXISTS reflect_sessions (
     session_id TEXT COLLATE "C" PRIMARY KEY,
     clusters TEXT NOT NULL,

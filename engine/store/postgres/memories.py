@@ -16,7 +16,7 @@ from engine.store.postgres import text
 from engine.store.postgres.bookkeeping import write_also
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.postgres.reads import VectorSync
-from engine.store.rows import AlsoWrite, MemoryRecord, to_micros
+from engine.store.rows import AlsoWrite, DecayInputs, MemoryRecord, from_micros, to_micros
 from engine.store.sqlite.memories import MEMORY_COLUMNS, record_params, row_to_memory
 
 INSERT = (
@@ -167,6 +167,23 @@ class MemoryTable(VectorSync):
 
     def count(self) -> int:
         return int(self._query("SELECT count(*) FROM memories")[0][0])
+
+    def decay_inputs(self, *, entity_id: str | None = None, kind: MemoryKind | None = None,
+                     accessed_before: datetime | None = None, access_count_below: int | None = None
+                     ) -> list[DecayInputs]:
+        where, params = ["kind = %s" if kind is not None else "kind != 'revision'"], list[Any]()
+        if kind is not None:
+            params.append(MemoryKind(kind).value)
+        for clause, value in (("entity_id = %s", entity_id),
+                              ("coalesce(last_accessed_at, created_at) < %s",
+                               to_micros(accessed_before) if accessed_before is not None else None),
+                              ("access_count < %s", access_count_below)):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        rows = self._query("SELECT id, importance, created_at, last_accessed_at, access_count FROM memories WHERE "
+                           + " AND ".join(where), params)
+        return [DecayInputs(r[0], r[1], from_micros(r[2]), from_micros(r[3]), r[4]) for r in rows]  # type: ignore[arg-type]
 
     def count_entities(self) -> int:
         return int(self._query("SELECT count(DISTINCT entity_id) FROM memories WHERE entity_id IS NOT NULL")[0][0])

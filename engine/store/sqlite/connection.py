@@ -105,6 +105,15 @@ CREATE TABLE IF NOT EXISTS pending_contradictions (
     UNIQUE (memory_a, memory_b)
 );
 CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+-- What is left of a memory forgotten by criteria or by the auto-forget sweep (engine/store/tombstones.py):
+-- no text, the SHA-256 of its content. Not tied to memories: it outlives them.
+CREATE TABLE IF NOT EXISTS tombstones (
+    memory_id TEXT NOT NULL,
+    forgotten_at INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tombstones_time ON tombstones (forgotten_at);
 -- Clusters handed out by reflect_prepare (JSON lists of memory ids), until expires_at (unix seconds).
 CREATE TABLE IF NOT EXISTS reflect_sessions (
     session_id TEXT PRIMARY KEY,
