@@ -102,6 +102,12 @@ ANALOGICAL_CANDIDATE_FACTOR = 10
 # Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
 # feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
 ANALOGICAL_MAPPED_FACTOR = 4
+# ... and never fewer than these (the pools of the default top_k): a small top_k must not shrink the pool the
+# mapper chooses from, or the cheap stage cuts the best structural match before it is mapped (top_k 1 with 10
+# candidates and 4 mapped missed what top_k 10 ranked first for 9 of the 32 triad cues). Top_k 1 now returns
+# top_k 10's first.
+ANALOGICAL_CANDIDATE_MIN = 100
+ANALOGICAL_MAPPED_MIN = 40
 # Results of the pure word functions ingestion calls for every token or mention (names.normalise / clean_name,
 # keywords.stem, entities.mention_type), kept per distinct input: the same words recur all through a corpus.
 TEXT_FUNCTION_CACHE = 65536

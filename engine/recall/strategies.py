@@ -302,7 +302,7 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     req = inp.request
     assert inp.cue_embedding is not None
     alpha = req.analogical_alpha
-    pool = req.top_k * config.ANALOGICAL_CANDIDATE_FACTOR
+    pool = max(req.top_k * config.ANALOGICAL_CANDIDATE_FACTOR, config.ANALOGICAL_CANDIDATE_MIN)
     embedding_sim: dict[str, float] = {}
     if alpha > 0:
         for n in inp.nearest(inp.overfetch(pool)):
@@ -330,7 +330,8 @@ def analogical(inp: RecallInputs) -> list[Hit]:
         def cheap(i: str) -> float:
             return alpha * surface[i] + (1 - alpha) * overlap[i]
 
-        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[: req.top_k * config.ANALOGICAL_MAPPED_FACTOR]
+        mapped_pool = max(req.top_k * config.ANALOGICAL_MAPPED_FACTOR, config.ANALOGICAL_MAPPED_MIN)
+        candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[:mapped_pool]
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
