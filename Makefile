@@ -62,9 +62,10 @@ postgres:
 test: setup browser postgres check
 	$(BIN)/pytest -q
 
-# The edit-test loop: lint, types and every test but the browser, notebook and slow ones (a few minutes).
+# The edit-test loop: lint, types and every test but the browser, notebook and slow ones, on two workers
+# (pytest-xdist; a test file stays on one worker, so its module fixtures are built once): a few minutes.
 quick: setup postgres check
-	$(BIN)/pytest -q -m "not browser and not slow" --ignore=tests/notebooks
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not browser and not slow" --ignore=tests/notebooks
 
 # ruff and mypy are part of `make test`: a lint or type error fails the build like a failing test.
 check: setup

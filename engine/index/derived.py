@@ -53,7 +53,7 @@ class DerivedIndexes:
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
         self._candidates_at: tuple[int, int] | None = None  # the store's version it was last caught up at
-        self._postings = LexicalPostings(store)  # caught up with the candidate table (`_catch_up`)
+        self._postings = LexicalPostings(store)  # caught up after each write (`_follow`) and before each search
         # Held from a batch's vector upsert to its records' commit (`commit_with_vectors`) and by an erasure's
         # rebuild and queue purge, which would otherwise drop vectors the store does not hold yet.
         self._upsert_first = threading.Lock()
@@ -214,7 +214,8 @@ class DerivedIndexes:
             table.catch_up(seq, changed, rows, self._store.followed_by_neighbours(list(rows)))
             if table.retired > max(1024, len(table) // 4):
                 self._candidates = table.compacted()
-        table.seq = seq
+        else:
+            table.seq = seq
 
     def _follow(self) -> None:
         """Right after a commit of this engine: what recall holds in memory catches up with it now, so the
@@ -226,7 +227,7 @@ class DerivedIndexes:
         self._postings.catch_up()
 
     def lexical_postings(self) -> LexicalPostings | None:
-        """BM25 from posting lists in memory (engine/index/postings.py); it follows the store's version."""
+        """BM25 from posting lists in memory (engine/index/postings.py), caught up with the store's change log."""
         return self._postings
 
     def revision_ids(self) -> set[str]:

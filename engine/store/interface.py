@@ -2,7 +2,8 @@
 
 `engine.store.records.RecordStore` (SQLite, engine/store/sqlite/) is the reference implementation; a second
 backend (PostgreSQL) implements the same protocols. The store is the source of truth: every derived index
-is rebuilt or reconciled from it, and `version()` tells an in-memory cache whether it is still valid.
+is built or reconciled from it, `version()` tells an in-memory cache cheaply whether anything changed, and
+the change log (`changes_since`) which memories did, so the cache catches up instead of being rebuilt.
 
 Nothing above the store sees SQL or a cursor: the modules that keep their own rows in the store (the
 ingestion ledger, the entity registry, replies under idempotency keys) read and write through the typed
@@ -39,12 +40,6 @@ class Transactions(Protocol):
     shared: bool  # other engines may write it at the same time (PostgreSQL): see engine/index/replica.py
 
     def close(self) -> None: ...
-
-    def last_commit(self) -> int | None:
-        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
-        follows a write right after it commits knows from it whether that write is the only change since its
-        own version (another thread's commit in between makes it one of several)."""
-        ...
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's

@@ -133,7 +133,6 @@ class SqliteConnection:
         self._lock = threading.RLock()
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
-        self._committed = threading.local()  # per thread: the generation its last counted commit made
         # Structures extracted for a read-only store's pending memories: kept here, since the file cannot be written.
         self._filled: dict[str, str] = {}
         if self.read_only:
@@ -189,17 +188,9 @@ class SqliteConnection:
                 raise
             else:
                 cur.execute("COMMIT")
-                if counted:
-                    self._committed.generation = self._generation + 1
             finally:
                 if counted:
                     self._generation += 1
-
-    def last_commit(self) -> int | None:
-        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
-        follows a write right after it commits knows from it whether that write is the only change since its
-        own version (another thread's commit in between makes it one of several)."""
-        return getattr(self._committed, "generation", None)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
