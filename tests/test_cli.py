@@ -217,6 +217,7 @@ def _run_hebbs(data_dir: Path, *args: str, check_no_torch: bool = False) -> subp
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.slow
 def test_model_free_commands_do_not_import_torch(data_dir: Path) -> None:
     made = _run_hebbs(data_dir, "remember", "Torch-free reads.", "--entity-id", "t", "--format", "json")
     assert made.returncode == 0, made.stderr

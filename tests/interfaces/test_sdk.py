@@ -170,6 +170,7 @@ def test_the_sdk_ranking_equals_the_clis_for_the_same_data_and_weights(
     assert len(sdk[0]) == len(sdk[1]) == len(FACTS)
 
 
+@pytest.mark.slow
 def test_the_cli_talks_to_the_server_with_server_url(served: Served) -> None:
     hebbs = str(Path(sys.executable).with_name("hebbs"))
     env = {"HEBBS_API_KEY": served.key, "HEBBS_SERVER": served.rest, "PATH": "/usr/bin:/bin"}
