@@ -8,12 +8,11 @@ builds its request with the same `parse`, so validation is identical everywhere.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import config, review
+from engine import review
 from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
@@ -46,10 +45,10 @@ from engine.api.responses import (
 from engine.clock import Clock, SystemClock
 from engine.decay import stamp
 from engine.embedding import Embedder, create_embedder
-from engine.errors import MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import MemoryNotFoundError, ValidationError
 from engine.index.derived import DerivedIndexes
+from engine.index.replica import ReplicaFollower
 from engine.index.vector import VectorIndex
-from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
 from engine.recall import scoring
 from engine.recall.browse import Browser
@@ -59,8 +58,7 @@ from engine.recall.recaller import Recaller
 from engine.retention import Retention
 from engine.store.entities import EntityRegistry
 from engine.store.errors import store_errors
-from engine.store.interface import Storage
-from engine.store.records import make_private_dir, open_record_store
+from engine.store.opening import open_storage
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
 from engine.writer import Writer
@@ -74,15 +72,9 @@ if TYPE_CHECKING:
 Response = Any  # each request's response type: see `MemoryEngine.handle`
 
 
-class _NoOwner:
-    """What a read-only engine holds instead of the data dir's lock."""
-
-    def release(self) -> None:
-        return None
-
-
 class MemoryEngine:
-    """Remember, recall, revise and forget memories in one data directory.
+    """Remember, recall, revise and forget memories in one data directory, or (`database`, a postgresql:// URL)
+    in a PostgreSQL database that several engines and servers share (engine/store/opening.py).
 
     Collaborators are injectable: `embedder` (default: all-MiniLM-L6-v2, loaded on first use), `clock`
     (default: system UTC), `extractor` (relational structure), `vector_index` (default: embedded Chroma
@@ -93,32 +85,22 @@ class MemoryEngine:
         self,
         data_dir: str | Path | None = None,
         *,
+        database: str | None = None,
         embedder: Embedder | None = None,
         clock: Clock | None = None,
         extractor: StructureExtractor | None = None,
         vector_index: VectorIndex | Callable[[], VectorIndex] | None = None,
     ) -> None:
-        self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
-        try:
-            make_private_dir(self.data_dir)
-            # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
-            # A folder this process cannot write is opened for reading only and owns nothing.
-            self._owner = (
-                DataDirLock(self.data_dir).acquire() if os.access(self.data_dir, os.W_OK) else _NoOwner()
-            )
-        except OSError as exc:
-            raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
-        try:
-            self._store: Storage = open_record_store(self.data_dir / config.RECORDS_FILENAME)
-        except BaseException as exc:
-            self._owner.release()
-            if isinstance(exc, OSError):
-                raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
-            raise
+        database = database or None
+        self._owner, self._store, self.data_dir = open_storage(data_dir, database)
         self.clock: Clock = clock or SystemClock()
         # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
         chosen = extractor or EpisodeExtractor()
         self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
+        # A store other engines write at the same time (replicas on one PostgreSQL database): follow them.
+        self._replica = ReplicaFollower(self._store, self._indexes) if self._store.shared else None
+        if self._replica is not None:
+            self._store.listen(self._replica.notified)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         # Structures follow writes: extracted before any read of them, or when idle.
@@ -195,6 +177,8 @@ class MemoryEngine:
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
         with store_errors(self.data_dir):
+            if self._replica is not None:
+                self._replica.catch_up()
             return stamp(handler(request), self.clock.now(), self.retention.policies.get().decay_half_life_days)
 
     # --- writes ----------------------------------------------------------------------------------------

@@ -314,6 +314,24 @@ class DerivedIndexes:
             for e in edges:
                 self._graph.add(e)
 
+    def others_changed(self, ids: Sequence[str]) -> None:
+        """Memories another engine on a shared store changed (engine/index/replica.py): what is gone leaves
+        every index; what exists is taken in again as it now is (vector, timeline place, features, edges)."""
+        existing = self._store.existing(ids)
+        self.drop([i for i in ids if i not in existing])
+        present = [i for i in ids if i in existing]
+        if not present:
+            return
+        records = [r for r in (self._store.get_record(i) for i in present) if r is not None]
+        edges = self._store.edges_among(sorted({e.source if e.target == i else e.target for i in present
+                                                for e in self._store.edges_of(i)} | set(present)))
+        with self._lock:
+            if self._timeline is not None:
+                self._timeline.remove(present)
+            if self._graph is not None:
+                self._graph.remove_nodes(present)
+        self.apply(records, edges)
+
     def unplace(self, ids: Sequence[str]) -> None:
         """Take memories off the timeline before they are re-added at a new place (a revised entity)."""
         with self._lock:

@@ -12,9 +12,8 @@ methods of `Bookkeeping`, and rows that must commit with memories or edges trave
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -37,8 +36,8 @@ from engine.store.rows import (
 class Transactions(Protocol):
     """Connection and versions: the store's version and its metadata."""
 
-    path: Path
     read_only: bool
+    shared: bool  # other engines may write it at the same time (PostgreSQL): see engine/index/replica.py
 
     def close(self) -> None: ...
 
@@ -63,6 +62,11 @@ class Transactions(Protocol):
         removed (both ends); and when its lexical window row is rewritten. The log keeps one entry per id
         (its latest change), deleted ids included. None: this store keeps no log (a read-only store older
         than it); the reader rebuilds what it holds when `version()` moves."""
+        ...
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on a thread of the store's) soon after another engine commits, where the store
+        can tell (PostgreSQL's LISTEN/NOTIFY); a store that cannot does nothing."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...

@@ -31,7 +31,14 @@ from engine.api.fields import wire_field
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import DEFAULT_PRESET, PRESETS
-from interfaces.cli.options import common_options, data_dir_option, field_option, format_option, server_option
+from interfaces.cli.options import (
+    common_options,
+    data_dir_option,
+    database_option,
+    field_option,
+    format_option,
+    server_option,
+)
 from interfaces.cli.output import cell, ensure_utf8_streams, plain
 from interfaces.cli.retention import policy, print_forgotten, sweep
 from interfaces.cli.running import emit_json, json_mode, run_request
@@ -85,10 +92,11 @@ _run, _json_mode, _emit_json = run_request, json_mode, emit_json
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @data_dir_option
+@database_option
 @server_option
 @format_option
 @click.version_option(package_name="hebbs-workbench")
-def main(data_dir: Path | None, server: str | None, fmt: str | None) -> None:
+def main(data_dir: Path | None, database: str | None, server: str | None, fmt: str | None) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
 
 

@@ -20,7 +20,7 @@ def engine() -> Any:
         return RemoteEngine(obj["server"])
     from engine.facade import MemoryEngine
 
-    return MemoryEngine(obj["data_dir"])
+    return MemoryEngine(obj["data_dir"], database=obj["database"])
 
 
 def run_request(request: Request) -> Any:

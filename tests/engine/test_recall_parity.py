@@ -31,6 +31,7 @@ from engine.index.vector import VectorIndex
 from engine.models import RecallResult, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
 from engine.recall.lexical_query import terms
+from engine.store import windows
 from engine.store.records import RecordStore
 from engine.store.rows import NO_EPISODE, FusionRow, ScoreInputs, from_micros
 from engine.store.sqlite import fulltext
@@ -218,7 +219,7 @@ def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: M
     for m in memories:
         key, vector, entity = rows[m.id]
         assert entity == m.entity_id
-        by_key.setdefault(key, set()).add(fulltext.episode_key(m.context))
+        by_key.setdefault(key, set()).add(windows.episode_key(m.context))
         assert vector is not None and np.array_equal(vector, store.embeddings([m.id])[m.id])
         assert (key == NO_EPISODE) == all(m.context.get(k) is None for k in config.EPISODE_KEYS)
     assert all(len(keys) == 1 for keys in by_key.values())  # one fusion key <=> one episode

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -126,6 +126,8 @@ CREATE TABLE IF NOT EXISTS reflect_sessions (
 class SqliteConnection:
     """One SQLite connection shared by the engine's threads (every use holds the lock), with the schema."""
 
+    shared = False  # one owner per data dir (engine/lock.py)
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
@@ -167,6 +169,10 @@ class SqliteConnection:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Nothing to listen to: no other engine writes this store."""
+        return None
 
     @contextmanager
     def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
