@@ -39,7 +39,7 @@ EXPECTED_ON_SAMPLE = {
     "timeline": "size is importance",
     "causal_graph": "memories reached",
     "analogies": "describe a situation",
-    "insights": "most confident first",
+    "insights": "contradictions to review",
     "memories": "newest first",
     "ingest": "upload",
 }
