@@ -213,13 +213,15 @@ def run(
     grid: bool = True,
     latency_run: bool = True,
     user_paths: bool = True,
+    cli_questions: int = 0,
 ) -> dict[str, Any]:
     """Import every conversation into its own store, ask every question under every config, aggregate.
 
     `max_turns` (smoke runs only) keeps each conversation's first turns and the questions whose evidence
     lies within them, so a seconds-long run still asks answerable questions. `grid`: also search the fusion
     settings of the recommended preset on the tuning half (benchmarks/locomo_grid.py). `user_paths`: also ask
-    every question on the path users run, beside the relevance-only figure (benchmarks/locomo_paths.py).
+    every question on the path users run, beside the relevance-only figure (benchmarks/locomo_paths.py);
+    `cli_questions`: also ask that many questions of one conversation per half through the real CLI (0: not).
     """
     started = time.perf_counter()
     loaded = locomo.load(path)
@@ -291,6 +293,8 @@ def run(
         if "recommended" in results:
             scores[RELEVANCE_ONLY_PATH] = results["recommended"].scores
         scores.update(locomo_paths.run(convs, embedder))
+        if cli_questions:
+            scores.update(locomo_paths.cli_path(convs, cli_questions))
         out["user_paths"] = locomo_paths.report(scores)
         out["user_paths_load"] = round(os.getloadavg()[0], 2)
     if timing:

@@ -9,6 +9,11 @@ with the clock standing `days` after the last session (recency is live: at +1 da
 recent, at +30 days none is). Each path starts from a copy of the freshly imported store (no earlier path's
 counts).
 
+The CLI path (`cli_path`): what a user types, `hebbs index conversation.json` then `hebbs recall "question"
+--format json` once per question, each in a fresh process (the CLI's defaults: the default preset and weights,
+top_k 10, every recall counted, the machine's real clock, so years after LoCoMo's sessions), for the first
+`CLI_QUESTIONS` questions of the first conversation of each half; the model embeds the questions (no cache).
+
 Reported beside turn-level R@k (the paper's measure): session-level hit@k, whether any session that holds an
 evidence turn appears among the top k (other systems publish session-level figures). R@k and hit@k are read off
 the top_k list for every k <= top_k.
@@ -16,7 +21,11 @@ the top_k list for every k <= top_k.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import locomo
+from benchmarks.paths import REPO_ROOT
 from benchmarks.progress import bar
 from engine import MemoryEngine
 from engine.clock import ManualClock
@@ -98,6 +108,42 @@ def run(
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+CLI_QUESTIONS = 40
+CLI_PATH = f"CLI: `hebbs recall QUESTION`, counted, today's clock, top_k 10 (first {CLI_QUESTIONS} questions, one " \
+    "conversation per half)"
+
+
+def _hebbs(data_dir: Path, *args: str) -> str:
+    """One `hebbs` command in a fresh interpreter (this tree's code), its standard output."""
+    env = {**os.environ, "HEBBS_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO_ROOT)}
+    command = [str(Path(sys.executable).parent / "hebbs"), *args]
+    return subprocess.run(command, cwd=REPO_ROOT, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def cli_path(convs: Sequence[locomo.Conversation], questions: int = CLI_QUESTIONS) -> dict[str, list[Score]]:
+    """The first conversation of each half, indexed with `hebbs index` and asked with `hebbs recall` (see above)."""
+    firsts = [next((c for c in convs if c.sample_id in half), None) for half in (locomo.TUNE, locomo.HELDOUT)]
+    chosen = [c for c in firsts if c is not None]
+    out: list[Score] = []
+    work = Path(tempfile.mkdtemp(prefix="hebbs-locomo-cli-"))
+    try:
+        with bar(f"LoCoMo through the CLI: {len(chosen)} conversations x {questions} questions",
+                 questions * len(chosen)) as update:
+            for n, conv in enumerate(chosen):
+                source = work / f"{conv.sample_id}.json"
+                source.write_text(json.dumps(locomo.conversation_json(conv)), encoding="utf-8")
+                data = work / f"{conv.sample_id}-data"
+                _hebbs(data, "index", str(source))
+                for m, q in enumerate(conv.questions[:questions]):
+                    answer = json.loads(_hebbs(data, "recall", q.question, "--format", "json"))
+                    got = [str(r["memory"]["context"].get("message_id", "")) for r in answer["results"]]
+                    out.append(score(conv.sample_id, q.category, got, q.evidence, 10))
+                    update(n * questions + m + 1, questions * len(chosen))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {CLI_PATH: out}
 
 
 def aggregate(scores: Sequence[Any], only: Sequence[str] | None = None) -> dict[str, Any]:

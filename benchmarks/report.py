@@ -24,6 +24,7 @@ READ_ORDER = (
     "encode",
     "encode_torch",
     "similarity",
+    "recommended",
     "temporal",
     "causal",
     "causal_seeded",
@@ -38,6 +39,7 @@ OP_NOTES = {
     "floor_torch": "the same floor with the cue embedded by sentence-transformers on torch (the old floor)",
     "encode_torch": "embedding the cue alone with sentence-transformers on torch",
     "similarity": "`retrieve`, similarity, top_k 10, ef_search 50",
+    "recommended": "`retrieve(cue)`, the default recall (preset `recommended`: similarity + lexical fused), top_k 10",
     "temporal": "`retrieve`, temporal: one entity's top 10 of its newest 200 by composite score",
     "causal": "`retrieve`, causal from the cue (seed = nearest memory), max_depth 5",
     "causal_seeded": "`retrieve`, causal from a given seed, max_depth 5 (no embedding)",
@@ -374,8 +376,10 @@ def _user_paths_section(paths: dict[str, Any] | None, load: float | None = None)
         "`MemoryEngine.recall(question, top_k=k)`: the default preset (`recommended`), the default weights "
         "0.5/0.2/0.2/0.1, every recall counted (reinforcement live), the clock at the last session + 1 or + 30 days "
         "(recency live). The first row is the published setting: the same preset, weights 1/0/0/0, `retrieve` (not "
-        "counted). hit@k: session level, whether a session holding an evidence turn is among the top k. A k above "
-        f"the path's top_k is `-`.{measured}",
+        "counted). The CLI row: `hebbs index` then `hebbs recall QUESTION --format json` in a fresh process per "
+        "question (the CLI's defaults, top_k 10, the machine's clock, years after the sessions), the first "
+        "questions of one conversation per half. hit@k: session level, whether a session holding an evidence "
+        f"turn is among the top k. A k above the path's top_k is `-`.{measured}",
         "",
     ]
     rows = []
@@ -517,6 +521,15 @@ def _load_text(load: dict[str, Any] | None) -> str:
     return "-" if not load else f"{load['min']:.1f}-{load['max']:.1f} (median {load['median']:.1f})"
 
 
+SCALE_27_TARGETS = {
+    "recommended_p50_x_floor": "recommended p50 / floor p50",
+    "recommended_p95_x_floor_p50": "recommended p95 / floor p50",
+    "recommended_p99_x_floor_p50": "recommended p99 / floor p50",
+    "similarity_p50_x_floor": "similarity p50 / floor p50",
+    "write_mix_recall_p50_x_quiet": "recall after a write / quiet (p50)",
+}
+
+
 def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) -> list[str]:
     """`benchmarks/results/scale.json` (`make bench-scale`): how recall, reopen, disk and RSS grow."""
     if not scale or not scale.get("sizes"):
@@ -568,6 +581,33 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
         f"{'met' if similarity <= SCALE_SIMILARITY_TARGET else 'missed'}.",
         "",
     ]
+    checks = [c for c in scale.get("targets") or [] if len(c) > 1]
+    if checks:
+        names = [name for name in SCALE_27_TARGETS if any(name in c for c in checks)]
+
+        def cell(c: dict[str, Any], n: str) -> str:
+            if n not in c:
+                return "-"
+            return f"{c[n]['measured']:.2f} (<= {c[n]['limit']}: {'met' if c[n]['met'] else 'missed'})"
+
+        rows = [[f"{c['size']:,}", *[cell(c, n) for n in names]] for c in checks]
+        lines += [
+            "Issue 27's targets (the default recall at any size), each size against its own floor and quiet store:",
+            "",
+            *_table(["memories", *[SCALE_27_TARGETS[n] for n in names]], rows),
+            "",
+        ]
+    for s in sizes:
+        mix = s.get("write_mix")
+        if mix:
+            lines += [
+                f"- Write-heavy mix at {s['size']:,} ({mix['rounds']} rounds of one `remember` and one default recall, "
+                "in blocks of 20 alternating with quiet blocks): recall p50 "
+                f"{mix['recall_after_write']['p50_ms']:.1f} ms right after a write against "
+                f"{mix['recall_quiet']['p50_ms']:.1f} ms on the quiet store "
+                f"({mix['p50_ratio_to_quiet']:.2f}x); `remember` p50 {mix['remember']['p50_ms']:.1f} ms.",
+            ]
+    lines += [""]
     header = ["memories", "reopen s (CPU s)", "disk MiB (KiB/memory)", "RSS of the open store MiB (KiB/memory)",
               "build memories/s", "load average (1 min)"]
     rows = [[

@@ -127,7 +127,7 @@ def _perf(args: argparse.Namespace, model: Any) -> dict[str, Any]:
 
 
 def _locomo(args: argparse.Namespace, model: Any) -> dict[str, Any]:
-    from benchmarks import locomo_eval
+    from benchmarks import locomo_eval, locomo_paths
 
     path = paths.locomo_path(args.locomo)
     if not path.exists():
@@ -149,7 +149,8 @@ def _locomo(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     names = args.locomo_configs.split(",") if args.locomo_configs else None
     if names == ["ablation"]:
         names = list(locomo_eval.ABLATION)  # `make bench-locomo`: the ablation table, minutes not an hour
-    result = locomo_eval.run(path, model, config_names=names, grid=not args.no_locomo_grid)
+    result = locomo_eval.run(path, model, config_names=names, grid=not args.no_locomo_grid,
+                             cli_questions=locomo_paths.CLI_QUESTIONS)
     result["notes"] = locomo_eval.notes(result)
     return result
 

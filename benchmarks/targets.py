@@ -24,8 +24,7 @@ WHY_MISSED = {
     "a short cue: tok2vec 2-3 ms, NER 2-3.5 ms; participant types come from doc.ents), which runs beside the "
     "embedding and slows it on 2 cores (parsing after the embedding instead measured the same); analogical "
     "then maps structures of its candidates; fusion scores a pool of about 350-550 as numpy columns (0.7 ms "
-    "warm, about 2 ms in a recall at 10k) and ranking reads 100 of them from SQLite (about 1 ms); above the "
-    "candidate table's size (config.CANDIDATE_TABLE_MAX_MEMORIES, 150,000) the fused pool is read from SQLite; "
+    "warm, about 2 ms in a recall at 10k) and ranking reads 100 of them from SQLite (about 1 ms); "
     "the parse takes the GIL back about 200 times per cue, so every other thread's Python delays it, and all "
     "four need about 2.5 floors of CPU on 2 cores; a shorter switch interval, one BLAS thread and reordering "
     "the strategies around the parse did not win in alternating A/B pairs (docs/analogy.md, session 10)",

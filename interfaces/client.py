@@ -23,6 +23,7 @@ from engine.api import (
     ListResponse,
     MemoriesResponse,
     NeighbourhoodResponse,
+    PolicyResponse,
     RecallResponse,
     Request,
     StatsResponse,
@@ -149,6 +150,11 @@ class RemoteEngine:
             return Memory.from_dict(self._send("PUT", f"/v1/memories/{quote(memory_id, safe='')}", body))
         if op == "forget":
             return ForgetResponse.from_dict(self._send("POST", "/v1/forget", body))
+        if op == "sweep":
+            return ForgetResponse.from_dict(self._send("POST", "/v1/sweep", body))
+        if op in ("set_policy", "get_policy"):
+            method = "PUT" if op == "set_policy" else "GET"
+            return PolicyResponse.from_dict(self._send(method, "/v1/policy", body if method == "PUT" else None))
         if op == "add_edges":
             return self._add_edges(body["edges"])
         if op == "ingest":

@@ -3,17 +3,14 @@
 A fused recall reads, for a pool of a few hundred candidates, each one's episode key, embedding and entity,
 and the `followed_by` links around them; with an exact search it also compares the cue with every stored
 embedding. Read from SQLite on every recall that cost about as much as the rest of the recall. The table
-holds the same values, read from the record store in one pass like every index, with the store's
-`version` at the time: it is valid while the version is the same (the version moves with every write of
-this engine that can change these values and with every commit of any other connection, another engine
-instance or process included). Access counting, which a recall itself writes, does not move the version.
-
-This engine's own writes are followed rather than rebuilt after (`DerivedIndexes` calls `follow` right after each
-commit): new memories are appended, a changed one (a revision) is appended again under its id and its old
-row retired, forgotten ones retired, new `followed_by` links added. A write is followed only when it is
-provably the one commit since the table's version (`Storage.last_commit`); anything else (another
-connection's commit, several commits in between) makes the next recall rebuild it. Rows are never changed
-in place: a recall holding an embedding row keeps seeing the values it read.
+holds the same values, read from the record store in one pass once, with the store's change number
+(`Storage.change_seq`) at the time, and then catches up with the store's change log (`catch_up`, called by
+`DerivedIndexes` right after each write of this engine and before a recall once anything else committed):
+the memories changed since are read again, whoever changed them. A new memory is appended, a changed one
+appended again under its id with its old row retired, a forgotten one retired, and the changed memories'
+`followed_by` links replaced. Rows are never changed in place: a recall holding an embedding row keeps
+seeing the values it read. Once retired rows are a quarter of the table it is copied without them
+(`compacted`, in memory: nothing is read from the store).
 
 Values are exactly those of `Storage.fusion_rows` / `followed_by_neighbours` (tests/engine/
 test_recall_parity.py compares recalls with and without the table); an exact search here is the cosine of
@@ -32,11 +29,11 @@ from engine.store.rows import CandidateColumns, FusionRow
 
 class CandidateTable:
     def __init__(
-        self, version: tuple[int, int], memories: CandidateColumns, edges: Iterable[tuple[str, str]]
+        self, seq: int, memories: CandidateColumns, edges: Iterable[tuple[str, str]]
     ) -> None:
-        """`memories`: every memory's id, episode key, entity id and embedding (`Storage.candidate_rows`);
-        `edges`: every followed_by edge as (source, target)."""
-        self.version = version
+        """`seq`: the change number the columns were read at; `memories`: every memory's id, episode key, entity
+        id and embedding (`Storage.candidate_rows`); `edges`: every followed_by edge as (source, target)."""
+        self.seq = seq
         count = len(memories.ids)
         width = memories.embeddings.shape[1] if memories.embeddings.ndim == 2 else 0
         # The store's matrix itself (no copy); the first append past it grows it.
@@ -141,33 +138,49 @@ class CandidateTable:
         ordered = sorted(best.tolist(), key=lambda n: (float(distances[n]), self._ids[n]))
         return [Neighbour(self._ids[n], float(distances[n])) for n in ordered]
 
-    # --- following this engine's writes (`DerivedIndexes`, under its lock) ----------------------------------------
-    def follow(
-        self,
-        version: tuple[int, int],
-        written: Mapping[str, FusionRow],
-        links: Iterable[tuple[str, str]] = (),
-        forgotten: Iterable[str] = (),
+    # --- catching up with the store's changes (`DerivedIndexes`, under its lock) -----------------------------------
+    def catch_up(
+        self, seq: int, changed: Sequence[str], rows: Mapping[str, FusionRow], links: Mapping[str, Iterable[str]]
     ) -> None:
-        """One commit of this engine, now at `version`: `written` rows (new or changed memories, embeddings
-        included, as `fusion_rows` reads them after the commit), new followed_by `links`, `forgotten` ids."""
-        for memory_id in forgotten:
-            self._retire(memory_id)
-            linked = self._adjacent.pop(memory_id, ())
-            for n in linked:
+        """The store at change `seq`: the `changed` memories' current rows (`fusion_rows` with embeddings; a
+        changed id without one was forgotten) and followed_by neighbours (`followed_by_neighbours`)."""
+        for memory_id in changed:
+            row = rows.get(memory_id)
+            if row is None:
+                self._retire(memory_id)
+            elif not self._holds(memory_id, row):  # (an edge alone changes no row)
+                self._append(memory_id, row)
+            now = set(links.get(memory_id, ())) if row is not None else set()
+            before = set(self._adjacent.get(memory_id, ()))
+            for n in before - now:
                 rest = tuple(x for x in self._adjacent.get(n, ()) if x != memory_id)
                 if rest:
                     self._adjacent[n] = rest
                 else:
                     self._adjacent.pop(n, None)
-        for memory_id, row in written.items():
-            self._append(memory_id, row)
-        for a, b in links:
-            for one, other in ((a, b), (b, a)):
-                known = self._adjacent.get(one, ())
-                if other not in known:
-                    self._adjacent[one] = (*known, other)
-        self.version = version
+            for n in now - before:
+                self._adjacent[n] = (*self._adjacent.get(n, ()), memory_id)
+            if now:
+                self._adjacent[memory_id] = tuple(sorted(now))
+            else:
+                self._adjacent.pop(memory_id, None)
+        self.seq = seq
+
+    def compacted(self) -> CandidateTable:
+        """A copy without the retired rows (recalls holding this table keep it as it is)."""
+        live = np.flatnonzero(self._alive[: len(self._ids)])
+        columns = CandidateColumns(
+            [self._ids[n] for n in live], [self._keys[n] for n in live], [self._entities[n] for n in live],
+            self._matrix[live],
+        )
+        table = CandidateTable(self.seq, columns, ())
+        table._adjacent = dict(self._adjacent)
+        return table
+
+    def _holds(self, memory_id: str, row: FusionRow) -> bool:
+        n = self.slot.get(memory_id)
+        return (n is not None and self._keys[n] == row.episode and self._entities[n] == row.entity_id
+                and np.array_equal(self._matrix[n], row.embedding))  # type: ignore[arg-type]
 
     def _retire(self, memory_id: str) -> None:
         n = self.slot.get(memory_id)
@@ -186,7 +199,8 @@ class CandidateTable:
         if end == len(self._matrix) or width != self._matrix.shape[1]:  # grow by half: amortised appends; the
             # old buffer lives on in the rows recalls hold (a width change happens only to an empty table)
             grown = np.empty((max(16, end + end // 2), width), dtype=np.float32)
-            grown[:end] = self._matrix[:end]
+            if end:
+                grown[:end] = self._matrix[:end]
             alive = np.zeros(len(grown), dtype=bool)
             alive[:end] = self._alive[:end]
             self._matrix, self._alive = grown, alive

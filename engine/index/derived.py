@@ -25,7 +25,7 @@ from engine.index.feature_index import FeatureIndex
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
-from engine.models import Edge, EdgeType, MemoryKind
+from engine.models import Edge, MemoryKind
 from engine.store import vector_files
 from engine.store.interface import Storage
 from engine.store.rows import MemoryRecord, to_micros
@@ -52,8 +52,8 @@ class DerivedIndexes:
         self._awaiting: set[str] = set()
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
-        self._too_many_at: tuple[int, int] | None = None  # the version at which the store was too big for it
-        self._postings = LexicalPostings(store)  # follows the store's version itself
+        self._candidates_at: tuple[int, int] | None = None  # the store's version it was last caught up at
+        self._postings = LexicalPostings(store)  # caught up after each write (`_follow`) and before each search
         # Held from a batch's vector upsert to its records' commit (`commit_with_vectors`) and by an erasure's
         # rebuild and queue purge, which would otherwise drop vectors the store does not hold yet.
         self._upsert_first = threading.Lock()
@@ -187,52 +187,47 @@ class DerivedIndexes:
                 self._awaiting = pending - revisions
             return self._structures
 
-    def candidates(self) -> CandidateTable | None:
-        """The candidate table (engine/index/candidates.py) at the store's current version, rebuilt if the
-        store changed since it was built in a way the table did not follow; None for a store of more than
-        `config.CANDIDATE_TABLE_MAX_MEMORIES` memories (recall then reads each pool from the store)."""
-        version = self._store.version()
+    def candidates(self) -> CandidateTable:
+        """The candidate table (engine/index/candidates.py), built on first use and caught up with the store's
+        change log when the store moved since (`Storage.version`: one cheap read while nothing changed)."""
+        version = self._store.version()  # read first: a commit meanwhile is caught up now or next time
         with self._lock:
-            table = self._candidates
-            if table is not None and table.version == version:
-                return table
-            if self._too_many_at == version:
-                return None
-            self._candidates = None
-            if self._store.count() > config.CANDIDATE_TABLE_MAX_MEMORIES:
-                self._too_many_at = version
-                return None
-            self._too_many_at = None
-            with _bulk_build():
-                self._candidates = CandidateTable(*self._store.candidate_rows())
+            if self._candidates is None or self._candidates_at != version:
+                self._catch_up()
+                self._candidates_at = version
+            assert self._candidates is not None
             return self._candidates
 
-    def _follow(self, written: Sequence[str] = (), links: Iterable[Edge] = (), forgotten: Sequence[str] = ()) -> None:
-        """Right after one commit of this thread: bring the candidate table along (new or changed rows, new
-        followed_by links, forgotten ids) instead of rebuilding it on the next recall, which costs seconds at
-        100,000 memories. Only when that commit is provably the one change since the table's version;
-        otherwise the table is dropped and the next recall rebuilds it. Called with the lock held."""
+    def _catch_up(self) -> None:
+        """Bring the candidate table to the store's latest change (built on first use): the memories changed
+        since are read again (rows and links), never the whole store, unless more than half of the table
+        changed (reading it all is cheaper then) or the store keeps no change log. Called with the lock held."""
         table = self._candidates
-        if table is None:
+        caught = None if table is None else self._store.changes_since(table.seq)
+        if table is None or caught is None or len(caught[1]) > max(1024, len(table) // 2):
+            with _bulk_build():
+                self._candidates = CandidateTable(*self._store.candidate_rows())
             return
-        made = self._store.last_commit()
-        now = self._store.version()
-        if table.version == now:  # rebuilt after the commit: it holds it already
-            return
-        if made is None or now[0] != made or table.version != (made - 1, now[1]):
-            self._candidates = None
-            return
-        rows = self._store.fusion_rows(list(dict.fromkeys(written)), with_embeddings=True) if written else {}
-        if self._store.version() != now:  # another connection committed meanwhile
-            self._candidates = None
-            return
-        followed = [(e.source, e.target) for e in links if e.type == EdgeType.FOLLOWED_BY]
-        table.follow(now, rows, followed, forgotten)
-        if len(table) > config.CANDIDATE_TABLE_MAX_MEMORIES or table.retired > max(1024, len(table) // 4):
-            self._candidates = None  # too big now, or enough retired rows that a rebuild pays
+        seq, changed = caught
+        if changed:
+            rows = self._store.fusion_rows(changed, with_embeddings=True)
+            table.catch_up(seq, changed, rows, self._store.followed_by_neighbours(list(rows)))
+            if table.retired > max(1024, len(table) // 4):
+                self._candidates = table.compacted()
+        else:
+            table.seq = seq
+
+    def _follow(self) -> None:
+        """Right after a commit of this engine: what recall holds in memory catches up with it now, so the
+        next recall pays nothing for it (the posting lists, and the candidate table once built). With the
+        lock held."""
+        if self._candidates is not None:
+            self._candidates_at = self._store.version()
+            self._catch_up()
+        self._postings.catch_up()
 
     def lexical_postings(self) -> LexicalPostings | None:
-        """BM25 from posting lists in memory (engine/index/postings.py); it follows the store's version."""
+        """BM25 from posting lists in memory (engine/index/postings.py), caught up with the store's change log."""
         return self._postings
 
     def revision_ids(self) -> set[str]:
@@ -306,18 +301,36 @@ class DerivedIndexes:
                     else:
                         self._structures.add(m.id, r.structure.get("features", []))
             self._add_to_graph(edges)
-            self._follow([r.memory.id for r in records], edges)
+            self._follow()
 
     def add_edges(self, edges: Sequence[Edge]) -> None:
         """After a commit of edges alone."""
         with self._lock:
             self._add_to_graph(edges)
-            self._follow(links=edges)
+            self._follow()
 
     def _add_to_graph(self, edges: Iterable[Edge]) -> None:
         if self._graph is not None:
             for e in edges:
                 self._graph.add(e)
+
+    def others_changed(self, ids: Sequence[str]) -> None:
+        """Memories another engine on a shared store changed (engine/index/replica.py): what is gone leaves
+        every index; what exists is taken in again as it now is (vector, timeline place, features, edges)."""
+        existing = self._store.existing(ids)
+        self.drop([i for i in ids if i not in existing])
+        present = [i for i in ids if i in existing]
+        if not present:
+            return
+        records = [r for r in (self._store.get_record(i) for i in present) if r is not None]
+        edges = self._store.edges_among(sorted({e.source if e.target == i else e.target for i in present
+                                                for e in self._store.edges_of(i)} | set(present)))
+        with self._lock:
+            if self._timeline is not None:
+                self._timeline.remove(present)
+            if self._graph is not None:
+                self._graph.remove_nodes(present)
+        self.apply(records, edges)
 
     def unplace(self, ids: Sequence[str]) -> None:
         """Take memories off the timeline before they are re-added at a new place (a revised entity)."""
@@ -345,7 +358,7 @@ class DerivedIndexes:
             if self._revisions is not None:
                 self._revisions.difference_update(ids)
             self._awaiting.difference_update(ids)
-            self._follow(forgotten=ids)
+            self._follow()
 
     def structures_replaced(self) -> None:
         """Structures were re-extracted in bulk: rebuild the feature index on next use."""
@@ -365,7 +378,6 @@ class DerivedIndexes:
                 if self._structures is not None and memory_id in self._awaiting:
                     self._structures.add(memory_id, features)
                 self._awaiting.discard(memory_id)
-            self._follow()  # storing structures changed nothing the candidate table holds
 
     def erase(self, forgotten_vectors: Sequence[np.ndarray]) -> None:
         """After a committed, dropped delete: make sure no file of the vector index holds a forgotten vector
@@ -392,11 +404,7 @@ class DerivedIndexes:
                 with index.exclusive():  # Chroma's file, opened by a second SQLite library in this process
                     vector_files.purge_queue(index.path, self._store.existing)
         self._store.purge_deleted_text()
-        with self._lock:
-            self._follow()  # nothing the candidate table holds changed
         self._store.clear_erase_pending()
-        with self._lock:
-            self._follow()
         self._store.checkpoint()
 
     def edges_replaced(self) -> None:

@@ -8,9 +8,12 @@ search is a weighted `bincount` over the cue terms' lists: the cost is the posti
 C, not a walk through SQLite. The scores are the same Okapi BM25 (Lucene idf, `k1`, `b`) with the same
 tie-break (memory id), so the ranked lists equal `fulltext.bm25`'s (tests/engine/test_recall_parity.py).
 
-Like the candidate table, everything here is valid for one `Storage.version`: the first search after
-any change (this process's write, or another connection's commit) starts from empty lists again, so
-nothing can be stale. Lists are kept up to `LEXICAL_POSTINGS_KEPT` entries in all, then dropped.
+Like the candidate table, everything here is read once and then caught up with the store's change log
+(`catch_up`: right after each write of this engine, and before a search once the store's version moved):
+the posting lists, row lengths and row ids are patched for the rows of the memories changed since
+(`Storage.lexical_documents`: their rows tokenized again), never read again whole. The row ids are read
+before any list, so a list never holds a row the ids do not know. Lists are kept up to
+`LEXICAL_POSTINGS_KEPT` entries in all, then dropped.
 """
 
 from __future__ import annotations
@@ -26,29 +29,100 @@ from engine.store.lexical import TABLES, idf
 # Posting lists kept in memory for lexical search, in entries (8 bytes each) over
 # all terms; beyond it they are dropped and read again as cues need them.
 LEXICAL_POSTINGS_KEPT = 5_000_000
+# More changed memories than this since the last catch-up: drop everything rather than patch.
+CATCH_UP_MAX = 20_000
 
 
 class LexicalPostings:
     def __init__(self, store: Storage) -> None:
         self._store = store
         self._lock = threading.Lock()
-        self._version: tuple[int, int] | None = None
+        self._version: tuple[int, int] | None = None  # the store's version when last caught up
+        self._seq = 0  # the change number caught up to
         self._lists: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._kept = 0
         self._totals: dict[str, tuple[int, float]] = {}
         self._sizes: dict[str, np.ndarray] = {}
-        self._ids: tuple[np.ndarray, np.ndarray] | None = None
+        self._ids: np.ndarray | None = None  # memory id by row number (None: no row)
+        self._row_of: dict[str, int] = {}
 
-    def _current(self) -> None:
-        """Drop everything read at an older version of the store (call with the lock held)."""
+    def reset(self) -> None:
+        """Drop everything (call with the lock held): it is read again as searches need it."""
+        self._lists.clear()
+        self._kept = 0
+        self._totals.clear()
+        self._sizes.clear()
+        self._ids = None
+        self._row_of = {}
+
+    def catch_up(self) -> None:
+        """Follow the store's changes since the last catch-up (cheap when its version has not moved)."""
+        with self._lock:
+            self._catch_up()
+
+    def _catch_up(self) -> None:
         version = self._store.version()
-        if version != self._version:
-            self._version = version
-            self._lists.clear()
-            self._kept = 0
-            self._totals.clear()
-            self._sizes.clear()
-            self._ids = None
+        if version == self._version:
+            return
+        self._version = version
+        self._totals.clear()
+        if self._ids is None:  # nothing held that a change could make stale: start from here
+            self.reset()
+            self._seq = self._store.change_seq()
+            return
+        caught = self._store.changes_since(self._seq)
+        if caught is None or len(caught[1]) > CATCH_UP_MAX:
+            self.reset()
+            self._seq = self._store.change_seq()
+            return
+        self._seq, changed = caught
+        if changed:
+            self._patch(changed)
+
+    def _patch(self, changed: list[str]) -> None:
+        """Replace the changed memories' rows (old and new) in every list held, the row lengths and ids."""
+        assert self._ids is not None
+        docs = {table: self._store.lexical_documents(table, changed) for table in TABLES}
+        old = [self._row_of.pop(i) for i in changed if i in self._row_of]
+        new = {i: doc[0] for table in TABLES for i, doc in docs[table].items()}
+        touched = np.unique(np.array([*old, *new.values()], dtype=np.int64))
+        ids = self._ids
+        if len(touched) and int(touched[-1]) >= len(ids):
+            ids = np.concatenate([ids, np.full(max(int(touched[-1]) + 1 - len(ids), len(ids) // 2), None)])
+        ids[old] = None
+        for memory_id, row in new.items():
+            ids[row] = memory_id
+            self._row_of[memory_id] = row
+        self._ids = ids
+        for table, sizes in list(self._sizes.items()):
+            if len(touched) and int(touched[-1]) >= len(sizes):
+                sizes = np.concatenate([sizes, np.zeros(int(touched[-1]) + 1 - len(sizes))])
+            sizes[touched] = 0.0
+            for row, length, _ in docs[table].values():
+                sizes[row] = length
+            self._sizes[table] = sizes
+        added: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for table in TABLES:
+            for row, _, terms in docs[table].values():
+                for term, n in terms.items():
+                    added.setdefault((table, term), []).append((row, n))
+        for key, (rows, counts) in list(self._lists.items()):
+            at = np.searchsorted(rows, touched)
+            hit = at[at < len(rows)]
+            hit = hit[rows[hit] == touched[at < len(rows)]]
+            more = added.get(key)
+            if not len(hit) and not more:
+                continue
+            keep = np.ones(len(rows), dtype=bool)
+            keep[hit] = False
+            rows, counts = rows[keep], counts[keep]
+            if more:
+                extra = np.array(more, dtype=np.int32)
+                rows, counts = np.concatenate([rows, extra[:, 0]]), np.concatenate([counts, extra[:, 1]])
+                order = np.argsort(rows, kind="stable")
+                rows, counts = rows[order], counts[order]
+            self._kept += len(rows) - len(self._lists[key][0])
+            self._lists[key] = (rows, counts)
 
     def _postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
         key = (table, term)
@@ -70,19 +144,25 @@ class LexicalPostings:
             sizes = np.zeros(int(numbers.max(initial=0)) + 1, dtype=np.float64)
             sizes[numbers] = lengths
             self._sizes[table] = sizes
+        if len(rows) and int(rows.max()) >= len(sizes):  # a row committed since the catch-up: the next one
+            sizes = self._sizes[table] = np.concatenate([sizes, np.zeros(int(rows.max()) + 1 - len(sizes))])
         return sizes[rows]
+
+    def _read_ids(self) -> None:
+        """The memory id of every row number, read before any list (see the module's docstring)."""
+        if self._ids is None:
+            numbers, ids = self._store.lexical_row_ids()
+            by_row = np.full(int(numbers.max(initial=0)) + 1, None, dtype=object)
+            by_row[numbers] = ids
+            self._ids = by_row
+            self._row_of = dict(zip(ids.tolist(), numbers.tolist(), strict=True))
 
     def _memory_ids(self, rows: np.ndarray) -> np.ndarray:
         """The memory id of each row number (None where a row has none)."""
-        if self._ids is None:
-            self._ids = self._store.lexical_row_ids()
-        numbers, ids = self._ids
-        at = np.searchsorted(numbers, rows)
-        at = np.minimum(at, max(len(numbers) - 1, 0))
+        assert self._ids is not None
         found = np.full(len(rows), None, dtype=object)
-        if len(numbers):
-            hit = numbers[at] == rows
-            found[hit] = ids[at[hit]]
+        inside = rows < len(self._ids)
+        found[inside] = self._ids[rows[inside]]
         return found
 
     def search(self, table: str, words: Sequence[str], limit: int, k1: float, b: float) -> list[tuple[str, float]]:
@@ -91,7 +171,8 @@ class LexicalPostings:
         assert table in TABLES
         terms = self._store.lexical_terms(words)
         with self._lock:
-            self._current()
+            self._catch_up()
+            self._read_ids()
             rows_total, mean_length = self._totals.get(table) or self._totals.setdefault(
                 table, self._store.lexical_totals(table)
             )

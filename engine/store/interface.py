@@ -2,7 +2,8 @@
 
 `engine.store.records.RecordStore` (SQLite, engine/store/sqlite/) is the reference implementation; a second
 backend (PostgreSQL) implements the same protocols. The store is the source of truth: every derived index
-is rebuilt or reconciled from it, and `version()` tells an in-memory cache whether it is still valid.
+is built or reconciled from it, `version()` tells an in-memory cache cheaply whether anything changed, and
+the change log (`changes_since`) which memories did, so the cache catches up instead of being rebuilt.
 
 Nothing above the store sees SQL or a cursor: the modules that keep their own rows in the store (the
 ingestion ledger, the entity registry, replies under idempotency keys) read and write through the typed
@@ -11,9 +12,8 @@ methods of `Bookkeeping`, and rows that must commit with memories or edges trave
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,33 +22,51 @@ from engine.models import Edge, Memory, MemoryKind
 from engine.store.rows import (
     AlsoWrite,
     CandidateColumns,
+    DecayInputs,
     EntityRecord,
     FusionRow,
     LinkRow,
     MemoryRecord,
     PendingPair,
     ScoreInputs,
+    Tombstone,
 )
 
 
 class Transactions(Protocol):
     """Connection and versions: the store's version and its metadata."""
 
-    path: Path
     read_only: bool
+    shared: bool  # other engines may write it at the same time (PostgreSQL): see engine/index/replica.py
 
     def close(self) -> None: ...
-
-    def last_commit(self) -> int | None:
-        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
-        follows a write right after it commits knows from it whether that write is the only change since its
-        own version (another thread's commit in between makes it one of several)."""
-        ...
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
         `data_version`, which moves when another connection, in this process or another, commits). An
         in-memory cache built at one version is valid while the version is the same."""
+        ...
+
+    def change_seq(self) -> int:
+        """The number of the store's latest change (0 for none), see `changes_since`."""
+        ...
+
+    def changes_since(self, seq: int) -> tuple[int, list[str]] | None:
+        """The change log, what in-memory indexes catch up from instead of rebuilding: (the latest change
+        number, the ids of the memories changed after change `seq`, each once, in the order of its latest
+        change), read at once. Change numbers increase with every change, in commit order: a change made
+        visible after the reader read number n must get a number above n (PostgreSQL: assign them under a
+        lock held until commit, not from a bare sequence). A memory changes when it is inserted or deleted;
+        when its content, context, entity id, kind, created_at or embedding is updated (access counts,
+        importance, structures and vector sync marks do not count); when an edge touching it is added or
+        removed (both ends); and when its lexical window row is rewritten. The log keeps one entry per id
+        (its latest change), deleted ids included. None: this store keeps no log (a read-only store older
+        than it); the reader rebuilds what it holds when `version()` moves."""
+        ...
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on a thread of the store's) soon after another engine commits, where the store
+        can tell (PostgreSQL's LISTEN/NOTIFY); a store that cannot does nothing."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...
@@ -123,6 +141,19 @@ class MemoryStorage(Protocol):
     def ids_of_entity(self, entity_id: str) -> list[str]: ...
 
     def count(self) -> int: ...
+
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read (issue 29)."""
+        ...
 
     def count_entities(self) -> int: ...
 
@@ -228,12 +259,12 @@ class RecallReadStorage(Protocol):
         values (null where absent): equal keys, same episode; `NO_EPISODE` is a memory in none."""
         ...
 
-    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
-        """Everything a recall's candidate table holds, read in one read transaction with the version it
-        was read at: (version, every memory's id, episode key, entity id and embedding as `fusion_rows` gives
-        them, every followed_by edge as (source, target)). The embeddings are copied into one matrix a few
-        thousand rows at a time (never all the rows' blobs at once: at 100,000 memories that doubled the
-        peak memory); equal episode keys and entity ids share one string."""
+    def candidate_rows(self) -> tuple[int, CandidateColumns, list[tuple[str, str]]]:
+        """Everything a recall's candidate table holds, read in one read transaction with the change number
+        (`change_seq`) it was read at: (change number, every memory's id, episode key, entity id and
+        embedding as `fusion_rows` gives them, every followed_by edge as (source, target)). The embeddings
+        are copied into one matrix a few thousand rows at a time (never all the rows' blobs at once: at
+        100,000 memories that doubled the peak memory); equal episode keys and entity ids share one string."""
         ...
 
     def timeline_rows(self) -> list[tuple[str, int, str]]:
@@ -299,6 +330,12 @@ class FullTextStorage(Protocol):
 
     def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
         """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
+        ...
+
+    def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
+        """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
+        term: occurrences}), what posting lists held in memory need to follow a change of those memories
+        (the same numbers `lexical_postings` and `lexical_doc_sizes` give for those rows)."""
         ...
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
@@ -368,6 +405,14 @@ class Bookkeeping(Protocol):
 
     def put_reply(self, key: str, operation: str, reply: str, keep: int) -> None:
         """Keep a reply under its key, then only the newest `keep` keys."""
+        ...
+
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        """Keep tombstones of forgotten memories (engine/store/tombstones.py; issue 29): not tied to memories."""
+        ...
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        """The newest `limit` tombstones, newest first."""
         ...
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from engine import config
 from engine.models import EdgeType
 from engine.store.rows import CandidateColumns, FusionRow, ScoreInputs
+from engine.store.sqlite import changes
 from engine.store.sqlite.connection import SqliteConnection
 
 # The SQL expression of a memory's episode key (fusion_rows, candidate_rows).
@@ -44,17 +45,17 @@ class RecallReads(SqliteConnection):
             found[r[0]] = FusionRow(r[1], None if r[2] is None else np.frombuffer(r[2], dtype=np.float32), r[3])
         return found
 
-    def candidate_rows(self) -> tuple[tuple[int, int], CandidateColumns, list[tuple[str, str]]]:
-        """Everything a recall's candidate table holds, read in one read transaction with the version it
-        was read at: (version, every memory's id, episode key, entity id and embedding as `fusion_rows` gives
-        them, every followed_by edge as (source, target)). The embeddings are copied into one matrix a few
-        thousand rows at a time (never all the rows' blobs at once: at 100,000 memories that doubled the
-        peak memory); equal episode keys and entity ids share one string."""
+    def candidate_rows(self) -> tuple[int, CandidateColumns, list[tuple[str, str]]]:
+        """Everything a recall's candidate table holds, read in one read transaction with the change number
+        (`change_seq`) it was read at: (change number, every memory's id, episode key, entity id and
+        embedding as `fusion_rows` gives them, every followed_by edge as (source, target)). The embeddings
+        are copied into one matrix a few thousand rows at a time (never all the rows' blobs at once: at
+        100,000 memories that doubled the peak memory); equal episode keys and entity ids share one string."""
         with self._lock:
-            version = self.version()  # read first: a commit meanwhile makes the table look older, never newer
             cur = self._conn.cursor()
             cur.execute("BEGIN")
             try:
+                seq = changes.latest(cur) if self._logged else 0
                 count = int(cur.execute("SELECT count(*) FROM memories").fetchone()[0])
                 width = cur.execute("SELECT length(embedding) FROM memories LIMIT 1").fetchone()
                 matrix = np.empty((count, (width[0] // 4) if width else 0), dtype=np.float32)
@@ -75,7 +76,7 @@ class RecallReads(SqliteConnection):
                 ).fetchall()
             finally:
                 cur.execute("COMMIT")
-        return version, CandidateColumns(ids, episodes, entities, matrix[: len(ids)]), edges
+        return seq, CandidateColumns(ids, episodes, entities, matrix[: len(ids)]), edges
 
     def timeline_rows(self) -> list[tuple[str, int, str]]:
         """(entity_id, created_at in microseconds, id) of every memory that has an entity."""

@@ -56,6 +56,12 @@ class TextSearch(SqliteConnection):
             rows = fulltext.doc_sizes(self._conn.cursor(), table)
         return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
 
+    def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
+        """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
+        term: occurrences}), what posting lists held in memory need to follow a change of those memories."""
+        with self._lock:
+            return fulltext.documents(self._conn.cursor(), table, ids)
+
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
         """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
         with self._lock:
