@@ -7,6 +7,7 @@ parameters (two configs that disagree on a parameter are refused, never silently
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from engine import config, ids
 from engine.errors import InvalidContextError, ValidationError
 from engine.models import Memory, MemoryKind, RecallResult, StrategyDetail
 from engine.store.rows import from_micros
+from engine.subscribe import Push
 
 STRATEGY_OF = {pb.SIMILARITY: "similarity", pb.TEMPORAL: "temporal", pb.CAUSAL: "causal", pb.ANALOGICAL: "analogical"}
 STRATEGY_TO = {name: number for number, name in STRATEGY_OF.items()}
@@ -266,3 +268,25 @@ def policy_fields(request: Any) -> dict[str, Any]:
         if request.HasField(name):
             fields[name] = getattr(request, name)
     return fields
+
+
+def subscribe_fields(request: Any) -> dict[str, Any]:
+    """The SDK's SubscribeRequest as the engine's subscribe fields; what this engine does not filter by is refused."""
+    if len(request.kind_filter):
+        raise ValidationError("kind_filter is not supported by this server's subscriptions; leave it unset")
+    for name in ("time_scope_us", "coarse_threshold"):
+        if request.HasField(name):
+            raise ValidationError(f"{name} is not supported by this server's subscriptions; leave it unset")
+    fields: dict[str, Any] = {"confidence_threshold": request.confidence_threshold}
+    if request.HasField("entity_id") and request.entity_id:
+        fields["entity_id"] = request.entity_id
+    if request.HasField("output_buffer_size"):
+        fields["queue_size"] = request.output_buffer_size
+    return fields
+
+
+def push_to_proto(subscription_id: int, push: Push[RecallResult]) -> Any:
+    return pb.SubscribePushMessage(
+        subscription_id=subscription_id, memory=memory_to_proto(push.item.memory), confidence=push.confidence,
+        push_timestamp_us=int(time.time() * 1_000_000), sequence_number=push.sequence,
+    )

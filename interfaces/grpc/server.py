@@ -1,4 +1,4 @@
-"""The gRPC servicers: `hebbs.v1.MemoryService` and `HealthService` over `interfaces.service.HebbsService`.
+"""The gRPC servicers: `hebbs.v1.MemoryService` and `HealthService` over `interfaces.service.HebbsService`
 
 Each RPC converts its message to an engine operation (`interfaces.grpc.convert`), calls the service and
 converts the response back; a `HebbsError` becomes the status code of `interfaces.errors` with the
@@ -20,6 +20,7 @@ from interfaces.auth import ListenError
 from interfaces.grpc import convert
 from interfaces.grpc.calls import rpc as _rpc
 from interfaces.grpc.reflect import ReflectServicer
+from interfaces.grpc.subscribe import SubscribeServicer
 from interfaces.listen import listen
 from interfaces.service import VERSION, HebbsService
 
@@ -139,6 +140,7 @@ def serve_grpc(server: grpc.Server, service: HebbsService) -> grpc.Server:
     pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
     pb_grpc.add_ReflectServiceServicer_to_server(ReflectServicer(service), server)
     pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
+    pb_grpc.add_SubscribeServiceServicer_to_server(SubscribeServicer(service), server)
     server.start()
     return server
 

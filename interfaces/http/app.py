@@ -39,6 +39,7 @@ from interfaces.http.schemas import (
     ReviseBody,
     SweepBody,
 )
+from interfaces.http.subscribe import add_subscribe_routes
 from interfaces.http.uploads import save_uploads, upload_name
 from interfaces.http.wire import forget_to_wire, memory_to_wire, recall_to_wire
 from interfaces.service import VERSION, HebbsService, PartialWriteError
@@ -306,6 +307,7 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
         return call("stats", {}).to_dict()
 
     add_review_routes(app, call, guarded)
+    add_subscribe_routes(app, service, guarded, _bearer)
 
     return app
 

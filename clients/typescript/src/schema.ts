@@ -438,6 +438,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe
+         * @description Open a subscription: a Server-Sent Events stream of the memories that surface as text is fed.
+         */
+        post: operations["subscribe_v1_subscribe_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribe/{subscription_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Close
+         * @description Close a subscription: its stream ends with a `closed` event.
+         */
+        delete: operations["close_v1_subscribe__subscription_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribe/{subscription_id}/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Feed
+         * @description Feed text as it arrives; the chunks it completes are recalled before this answers.
+         */
+        post: operations["feed_v1_subscribe__subscription_id__feed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sweep": {
         parameters: {
             query?: never;
@@ -542,6 +602,16 @@ export interface components {
                 /** @description caused_by, followed_by, related_to, entity_relation, proposition_of, ... */
                 type: string;
             } | string)[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** FeedBody */
+        FeedBody: {
+            /**
+             * Text
+             * @description Text as it arrives; chunks are cut by the subscription's rule.
+             */
+            text: string;
         } & {
             [key: string]: unknown;
         };
@@ -893,6 +963,41 @@ export interface components {
             entity_id?: string | null;
             /** Importance */
             importance?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SubscribeBody */
+        SubscribeBody: {
+            /**
+             * Confidence Threshold
+             * @description 0-1: a memory surfaces when its similarity to a chunk reaches this (the SDK's default 0.5).
+             */
+            confidence_threshold?: number | null;
+            /**
+             * Entity Id
+             * @description Only this entity's memories surface.
+             */
+            entity_id?: string | null;
+            /**
+             * Max Tokens
+             * @description A chunk is complete at this many words.
+             */
+            max_tokens?: number | null;
+            /**
+             * Pause Seconds
+             * @description A chunk is complete when nothing was fed for this long.
+             */
+            pause_seconds?: number | null;
+            /**
+             * Queue Size
+             * @description Pushes kept for a slow reader; beyond it they are dropped and counted.
+             */
+            queue_size?: number | null;
+            /**
+             * Sentence End
+             * @description A sentence end completes a chunk.
+             */
+            sentence_end?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -1757,6 +1862,109 @@ export interface operations {
                     "application/json": {
                         [key: string]: number;
                     };
+                };
+            };
+        };
+    };
+    subscribe_v1_subscribe_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscribeBody"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    close_v1_subscribe__subscription_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    feed_v1_subscribe__subscription_id__feed_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };
