@@ -12,9 +12,9 @@ DATA_DIR ?= $(or $(HEBBS_DATA_DIR),hebbs-data)
 SAMPLE_STAMP := $(DATA_DIR)/.sample-indexed
 PORT ?= 8501
 # Everything `make run` and `make test` use: the library alone is `pip install .` (see pyproject.toml).
-EXTRAS := export,serve,workbench,notebooks,dev
+EXTRAS := export,serve,postgres,workbench,notebooks,dev
 
-.PHONY: quick setup run test check lint browser sample clean-data onnx setup-mpnet ts-schema
+.PHONY: quick setup run test check lint browser postgres sample clean-data onnx setup-mpnet ts-schema
 
 setup: $(STAMP)
 
@@ -55,12 +55,17 @@ browser:
 	@sh scripts/install-browser.sh || { test -z "$$HEBBS_REQUIRE_BROWSER" && \
 		echo "warning: no Chromium: the browser tests will be skipped"; }
 
-test: setup browser check
+# The PostgreSQL server binaries the shared-store tests start (a throwaway server per test session).
+postgres:
+	@sh scripts/install-postgres.sh
+
+test: setup browser postgres check
 	$(BIN)/pytest -q
 
-# The edit-test loop: lint, types and every test but the browser, notebook and slow ones (a few minutes).
-quick: setup check
-	$(BIN)/pytest -q -m "not browser and not slow" --ignore=tests/notebooks
+# The edit-test loop: lint, types and every test but the browser, notebook and slow ones, on two workers
+# (pytest-xdist; a test file stays on one worker, so its module fixtures are built once): a few minutes.
+quick: setup postgres check
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not browser and not slow" --ignore=tests/notebooks
 
 # ruff and mypy are part of `make test`: a lint or type error fails the build like a failing test.
 check: setup

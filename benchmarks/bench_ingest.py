@@ -26,8 +26,8 @@ from typing import Any
 from benchmarks.machine import describe, peak_rss_mib
 from benchmarks.paths import REPO_ROOT, RESULTS_DIR, display, write_json
 from engine import MemoryEngine, MemoryKind
+from engine.analogy.text import SPACY_BATCH_SIZE
 from engine.clock import ManualClock
-from engine.config import SPACY_BATCH_SIZE
 from engine.embedding import create_embedder
 from engine.ingest.documents import SourceDocument, discover, read_document
 from engine.ingest.nlp import load as load_spacy

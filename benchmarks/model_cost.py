@@ -36,8 +36,7 @@ def _mib(path: Path) -> float:
 
 def measure(model: str, cues: Sequence[str], texts: Sequence[str]) -> dict[str, Any]:
     """In this process: load `model` on the ONNX backend, then time single cues and an ingest-sized batch."""
-    from engine import config
-    from engine.embedding import OnnxEmbedder
+    from engine.embedding import EMBED_BATCH_SIZE, OnnxEmbedder
     from engine.model_files import onnx_path, resolve_model_path
 
     before = _rss_mib()
@@ -51,7 +50,7 @@ def measure(model: str, cues: Sequence[str], texts: Sequence[str]) -> dict[str, 
         t0 = time.perf_counter()
         embedder.encode([cue])
         times.append(1000 * (time.perf_counter() - t0))
-    batch = config.EMBED_BATCH_SIZE * 4  # what the write path hands the embedder at once
+    batch = EMBED_BATCH_SIZE * 4  # what the write path hands the embedder at once
     t0 = time.perf_counter()
     for start in range(0, len(texts), batch):
         embedder.encode(texts[start : start + batch])

@@ -146,7 +146,7 @@ def read_ops(
         "floor_k": floor_k,
         "encode": lambda cue, i: model.encode([cue.text]),
         "similarity": recall(cue=text, strategies=["similarity"]),
-        "default": recall(cue=text),
+        "recommended": recall(cue=text),
         "temporal": recall(strategies=["temporal"], entity_id=entity),
         "causal": recall(cue=text, strategies=["causal"], max_depth=5),
         "causal_seeded": recall(strategies=["causal"], seed_memory_id=seed, max_depth=5),

@@ -24,7 +24,7 @@ READ_ORDER = (
     "encode",
     "encode_torch",
     "similarity",
-    "default",
+    "recommended",
     "temporal",
     "causal",
     "causal_seeded",
@@ -39,7 +39,7 @@ OP_NOTES = {
     "floor_torch": "the same floor with the cue embedded by sentence-transformers on torch (the old floor)",
     "encode_torch": "embedding the cue alone with sentence-transformers on torch",
     "similarity": "`retrieve`, similarity, top_k 10, ef_search 50",
-    "default": "`retrieve(cue)`, the default recall (preset `recommended`: similarity + lexical fused), top_k 10",
+    "recommended": "`retrieve(cue)`, the default recall (preset `recommended`: similarity + lexical fused), top_k 10",
     "temporal": "`retrieve`, temporal: one entity's top 10 of its newest 200 by composite score",
     "causal": "`retrieve`, causal from the cue (seed = nearest memory), max_depth 5",
     "causal_seeded": "`retrieve`, causal from a given seed, max_depth 5 (no embedding)",
@@ -521,6 +521,15 @@ def _load_text(load: dict[str, Any] | None) -> str:
     return "-" if not load else f"{load['min']:.1f}-{load['max']:.1f} (median {load['median']:.1f})"
 
 
+SCALE_27_TARGETS = {
+    "recommended_p50_x_floor": "recommended p50 / floor p50",
+    "recommended_p95_x_floor_p50": "recommended p95 / floor p50",
+    "recommended_p99_x_floor_p50": "recommended p99 / floor p50",
+    "similarity_p50_x_floor": "similarity p50 / floor p50",
+    "write_mix_recall_p50_x_quiet": "recall after a write / quiet (p50)",
+}
+
+
 def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) -> list[str]:
     """`benchmarks/results/scale.json` (`make bench-scale`): how recall, reopen, disk and RSS grow."""
     if not scale or not scale.get("sizes"):
@@ -572,6 +581,33 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
         f"{'met' if similarity <= SCALE_SIMILARITY_TARGET else 'missed'}.",
         "",
     ]
+    checks = [c for c in scale.get("targets") or [] if len(c) > 1]
+    if checks:
+        names = [name for name in SCALE_27_TARGETS if any(name in c for c in checks)]
+
+        def cell(c: dict[str, Any], n: str) -> str:
+            if n not in c:
+                return "-"
+            return f"{c[n]['measured']:.2f} (<= {c[n]['limit']}: {'met' if c[n]['met'] else 'missed'})"
+
+        rows = [[f"{c['size']:,}", *[cell(c, n) for n in names]] for c in checks]
+        lines += [
+            "Issue 27's targets (the default recall at any size), each size against its own floor and quiet store:",
+            "",
+            *_table(["memories", *[SCALE_27_TARGETS[n] for n in names]], rows),
+            "",
+        ]
+    for s in sizes:
+        mix = s.get("write_mix")
+        if mix:
+            lines += [
+                f"- Write-heavy mix at {s['size']:,} ({mix['rounds']} rounds of one `remember` and one default recall, "
+                "in blocks of 20 alternating with quiet blocks): recall p50 "
+                f"{mix['recall_after_write']['p50_ms']:.1f} ms right after a write against "
+                f"{mix['recall_quiet']['p50_ms']:.1f} ms on the quiet store "
+                f"({mix['p50_ratio_to_quiet']:.2f}x); `remember` p50 {mix['remember']['p50_ms']:.1f} ms.",
+            ]
+    lines += [""]
     header = ["memories", "reopen s (CPU s)", "disk MiB (KiB/memory)", "RSS of the open store MiB (KiB/memory)",
               "build memories/s", "load average (1 min)"]
     rows = [[
@@ -695,6 +731,10 @@ def _int8_section(result: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+# Sections written by hand go below this line in docs/benchmarks.md: a regenerated file keeps them.
+HAND_WRITTEN = "<!-- Written by hand from here on: benchmarks/report.py keeps this part when regenerating the file -->"
+
+
 def write(
     perf: dict[str, Any] | None,
     locomo_result: dict[str, Any] | None,
@@ -737,5 +777,7 @@ def write(
     lines += _locomo_section(locomo_result, docs_dir, img_dir)
     lines += _models_section((locomo_result or {}).get("models"), locomo_result)
     path = docs_dir / "benchmarks.md"
-    path.write_text("\n".join(lines).rstrip() + "\n")
+    previous = path.read_text() if path.exists() else ""
+    kept = previous[previous.index(HAND_WRITTEN):] if HAND_WRITTEN in previous else ""
+    path.write_text("\n".join(lines).rstrip() + "\n" + (f"\n{kept}" if kept else ""))
     return path

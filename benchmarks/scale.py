@@ -34,6 +34,7 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from benchmarks.machine import LoadSampler, describe
 from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display, write_json
 from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
 from benchmarks.progress import log
-from benchmarks.timing import Stopwatch, summarize
+from benchmarks.timing import Samples, Stopwatch, summarize
 from engine import MemoryEngine, NewMemory, build_request
 from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
@@ -153,6 +154,11 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     started = time.perf_counter()
     with Stopwatch() as sw_build:
         engine = MemoryEngine(data_dir, embedder=embedder, clock=clock, extractor=extractor)
+        # The contradiction check after each write (engine/contradictions/review.py) parses each new memory with
+        # up to 5 near memories of its entity; templated texts have 5 near ones nearly always, so a 100k build
+        # would parse 500k pairs with spaCy. This store is built to time reads: its build skips the check (the
+        # write-heavy mix below keeps it, as every remember does).
+        engine._writer.committed = None  # noqa: SLF001
         for start in range(0, n, WRITE_CHUNK):
             items = [
                 NewMemory(m.content, m.importance, m.context, m.entity_id, created_at=m.created_at)
@@ -178,9 +184,8 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     linked = {ids[source] for source, *_ in corp.edges}
     seeds = [i for i in ids[:: max(1, n // 500)] if i in linked] or ids[:1]
     ops = {k: v for k, v in read_ops(engine, model, args.top_k, seeds).items() if k in STRATEGIES}
-    # `hebbs recall`'s default (similarity + lexical, fused): the lexical part grows with how often cue words occur.
-    ops["recommended"] = lambda cue, i: engine.retrieve(build_request(cue.text, top_k=args.top_k, preset="recommended"))
     reads = time_reads(ops, cues, args.warmup, f"{n:,}")
+    mix = write_mix(engine, corp, cues, args.mix_rounds, args.top_k) if args.mix_rounds else None
     engine.close()
     shutil.rmtree(data_dir, ignore_errors=True)
 
@@ -209,8 +214,34 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         "rss_open_mib": round(rss_open, 1),
         "rss_store_mib": round(rss_open - rss_before, 1),
         "rss_kib_per_memory": round((rss_open - rss_before) * 1024 / n, 2),
+        "write_mix": mix,
         "load_average_1min": load.summary(load_mark),  # while this size was built, reopened and read
     }
+
+
+MIX_BLOCK = 20  # rounds per block; quiet and write-heavy blocks alternate, so both see the same machine load
+
+
+def write_mix(engine: MemoryEngine, corp: corpus_mod.Corpus, cues: list[corpus_mod.Cue], rounds: int,
+              top_k: int) -> dict[str, Any]:
+    """The default recall on a store that is being written: `rounds` rounds of one `remember` (fresh text, the
+    real model) then one default recall, against the same recalls on the quiet store, in alternating blocks
+    of `MIX_BLOCK` rounds. Before the change log every write dropped the candidate table and posting lists."""
+    recall = lambda cue: engine.retrieve(build_request(cue.text, top_k=top_k))  # noqa: E731
+    texts = corpus_mod.fresh_texts(rounds + 1, seed=corp.n + 11, entities=corp.entities)
+    engine.remember(texts[-1][0], entity_id=texts[-1][1])  # first write's one-off costs (model loads) untimed
+    quiet, mixed, writes = Samples("quiet"), Samples("mixed"), Samples("remember")
+    for start in range(0, rounds, MIX_BLOCK):
+        block = range(start, min(start + MIX_BLOCK, rounds))
+        for i in block:
+            quiet.time(partial(recall, cues[i % len(cues)]))
+        for i in block:
+            text, entity = texts[i]
+            writes.time(partial(engine.remember, text, entity_id=entity))
+            mixed.time(partial(recall, cues[i % len(cues)]))
+    q, m = quiet.summary(), mixed.summary()
+    return {"rounds": rounds, "recall_quiet": q, "recall_after_write": m, "remember": writes.summary(),
+            "p50_ratio_to_quiet": round(m["p50_ms"] / q["p50_ms"], 3)}
 
 
 def main() -> None:
@@ -221,6 +252,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--reopen-runs", type=int, default=2)
+    parser.add_argument("--mix-rounds", type=int, default=200, help="write-heavy mix: remember + recall rounds")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--budget-minutes", type=float, default=60.0,
                         help="time for the whole run: a size that would not fit is replaced by the largest that does")
@@ -286,6 +318,22 @@ def _size_that_fits(
     return fits if fits > previous["size"] else None
 
 
+def targets(result: dict[str, Any]) -> dict[str, Any]:
+    """Issue 27's targets at one size, from that size's own run: each (measured, limit, met)."""
+    latency, floor = result["latency_ms"], result["latency_ms"]["floor"]["p50_ms"]
+    rec = latency["recommended"]
+    checks = {
+        "recommended_p50_x_floor": (rec["ratio_to_floor"], 2.5),
+        "recommended_p95_x_floor_p50": (round(rec["p95_ms"] / floor, 3), 4.0),
+        "recommended_p99_x_floor_p50": (round(rec["p99_ms"] / floor, 3), 6.0),
+        "similarity_p50_x_floor": (latency["similarity"]["ratio_to_floor"], 1.2),
+    }
+    if result.get("write_mix"):
+        checks["write_mix_recall_p50_x_quiet"] = (result["write_mix"]["p50_ratio_to_quiet"], 1.2)
+    return {"size": result["size"],
+            **{name: {"measured": v, "limit": limit, "met": v <= limit} for name, (v, limit) in checks.items()}}
+
+
 def save(args: argparse.Namespace, machine: dict[str, Any], started: float, results: list[dict[str, Any]],
          skipped: list[dict[str, Any]], load: LoadSampler) -> None:
     """Print the results so far (and write them with --save): after every size, so a long run that is
@@ -300,6 +348,7 @@ def save(args: argparse.Namespace, machine: dict[str, Any], started: float, resu
         "load_average_during_run": load.summary(),
         "sizes": results,
         "growth": growth(results),
+        "targets": [targets(r) for r in results],
         "skipped": skipped,
     }
     print(json.dumps(out))

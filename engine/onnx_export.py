@@ -23,36 +23,60 @@ import numpy as np
 from engine import config, model_files
 from engine.errors import ModelLoadError
 from engine.lock import cache_lock
+from engine.model_files import ONNX_OPSET
 
 INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 OUTPUT_NAME = "sentence_embedding"
 # Texts the fresh graph must embed exactly as torch does before it replaces anything in the cache.
 _CHECK_TEXTS = ("The graph agrees with torch.", "a", "Caroline went to the LGBTQ support group on 7 May 2023.")
 MIN_CHECK_COSINE = 0.99999
+# A quantised graph whose vectors fall below this cosine to the fp32 graph's is not installed.
+MIN_INT8_COSINE = 0.97
 
 
 def ensure_exported(model: str | None = None, cache_dir: Path | None = None, precision: str | None = None) -> Path:
     """The cached graph for `model` (default: the configured model) at `precision` (default: the configured
-    one), exporting it first if missing; the int8 graph is quantised from the fp32 one.
+    one), exporting it first if missing; the int8 graph is quantised from the fp32 one. The files the ONNX
+    runtime reads besides the graph are in the graph's folder.
 
+    Without the model's weights (a core install has no model package, nor the torch that package requires),
+    the graph exported earlier into the cache is used; if there is none, a ModelLoadError says how to make it.
     Concurrent callers (pytest workers, two CLI commands) wait on a file lock; only one exports.
     """
     chosen = model_files.precision(precision)
-    model_dir = model_files.resolve_model_path(model or config.default_embedding_model())
-    target = model_files.onnx_path(model_dir, cache_dir, chosen)
-    if target.is_file():
-        return target
-    source = ensure_exported(str(model_dir), cache_dir, "fp32") if chosen == "int8" else None
+    name = model or config.default_embedding_model()
+    label = model_files.model_label(name)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ModelLoadError(f"cannot create the model cache {target.parent}: {exc}") from exc
-    with cache_lock(target.parent / ".export.lock"):
-        if not target.is_file():
-            if source is not None:
-                _quantise(model_dir, source, target)
-            else:
-                _export(model_dir, target)
+        model_dir = model_files.resolve_model_path(name)
+    except ModelLoadError as missing:
+        fp32 = model_files.cached_export(label, cache_dir)
+        if fp32 is None:
+            root = cache_dir if cache_dir is not None else config.model_cache_dir()
+            raise ModelLoadError(
+                f"{missing}; nor is a graph exported from it in the model cache {root}: install the `[export]` "
+                "extra and run `python -m engine.onnx_export` once (`make setup` does both)"
+            ) from None
+        return fp32 if chosen == "fp32" else _ensure_quantised(fp32)
+    fp32 = model_files.onnx_path(model_dir, cache_dir)
+    if not fp32.is_file():
+        try:
+            fp32.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ModelLoadError(f"cannot create the model cache {fp32.parent}: {exc}") from exc
+        with cache_lock(fp32.parent / ".export.lock"):
+            if not fp32.is_file():
+                _export(model_dir, fp32)
+    model_files.keep_runtime_files(model_dir, fp32.parent, label)
+    return fp32 if chosen == "fp32" else _ensure_quantised(fp32)
+
+
+def _ensure_quantised(fp32: Path) -> Path:
+    """The int8 graph beside `fp32` (whose folder holds the tokenizer), quantised first if missing."""
+    target = fp32.with_name(model_files.INT8_FILENAME)
+    if not target.is_file():
+        with cache_lock(fp32.parent / ".export.lock"):
+            if not target.is_file():
+                _quantise(fp32.parent, fp32, target)
     return target
 
 
@@ -91,15 +115,16 @@ def _export(model_dir: Path, target: Path) -> None:
                 input_names=list(INPUT_NAMES),
                 output_names=[OUTPUT_NAME],
                 dynamic_axes={**{name: axes for name in INPUT_NAMES}, OUTPUT_NAME: {0: "batch"}},
-                opset_version=config.ONNX_OPSET,
+                opset_version=ONNX_OPSET,
                 do_constant_folding=True,
             )
         _check(pooled, tokenizer, tmp)
 
 
-def _quantise(model_dir: Path, source: Path, target: Path) -> None:
+def _quantise(folder: Path, source: Path, target: Path) -> None:
     """Dynamic int8 quantisation of the fp32 graph's weights (activations stay float, quantised per run by
-    onnxruntime): no calibration data, nothing downloaded. Checked against the fp32 graph before install."""
+    onnxruntime): no calibration data, nothing downloaded. Checked against the fp32 graph before install,
+    on texts tokenised by the tokenizer in `folder`."""
     try:
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
@@ -114,10 +139,10 @@ def _quantise(model_dir: Path, source: Path, target: Path) -> None:
                 quantize_dynamic(source, tmp, weight_type=QuantType.QInt8, per_channel=True)
         finally:
             logging.disable(previous)
-        cosine = agreement(model_dir, source, tmp)
-        if cosine < config.MIN_INT8_COSINE:
+        cosine = agreement(folder, source, tmp)
+        if cosine < MIN_INT8_COSINE:
             raise ModelLoadError(
-                f"the int8 graph disagrees with fp32 (cosine {cosine:.4f} < {config.MIN_INT8_COSINE}); not installed"
+                f"the int8 graph disagrees with fp32 (cosine {cosine:.4f} < {MIN_INT8_COSINE}); not installed"
             )
 
 
@@ -140,12 +165,13 @@ def _staged(target: Path, prefix: str, failure: str) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-def agreement(model_dir: Path, reference: Path, candidate: Path) -> float:
-    """The lowest cosine between two graphs' vectors for the check texts, as one padded batch."""
+def agreement(folder: Path, reference: Path, candidate: Path) -> float:
+    """The lowest cosine between two graphs' vectors for the check texts, as one padded batch (tokenised by
+    the tokenizer in `folder`: the model's or the graph's)."""
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.enable_padding()
     encodings = tokenizer.encode_batch(list(_CHECK_TEXTS))
     feeds = {

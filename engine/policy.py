@@ -1,18 +1,23 @@
-"""A tenant's memory policy (the official SDK's `set_policy`).
+"""A tenant's memory policy (the official SDK's `set_policy`), and where it is kept.
 
 The decay half-life feeds `engine.recall.scoring.decay_score`; the auto-forget sweep removes memories whose
-decay score falls below the policy's threshold.
+decay score falls below the policy's threshold (engine/forgetting.py); a revise keeps at most
+`max_snapshots_per_memory` earlier states of a memory. A policy is kept as JSON in the record store's meta
+table under `policy:<tenant>` (one row, no table of its own), so it survives restarts and backups.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Protocol
 
 from engine.errors import InvalidPolicyError
 
 DEFAULT_HALF_LIFE_DAYS = 30.0
 MAX_SNAPSHOTS_LIMIT = 10_000
+DEFAULT_TENANT = "default"  # the only tenant until the store has tenants of its own
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,36 @@ class Policy:
         if decay_half_life_days is not None:
             changes["decay_half_life_days"] = _half_life(decay_half_life_days)
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Policy:
+        """The inverse of `to_dict`, validated again (a hand-edited row must not slip an invalid value in)."""
+        return cls().updated(**{k: raw.get(k) for k in ("max_snapshots_per_memory", "auto_forget_threshold",
+                                                        "decay_half_life_days")})
+
+
+class _Meta(Protocol):
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+class PolicyBook:
+    """The policies of a store's tenants, read through (a set is seen by the next read, in any process)."""
+
+    def __init__(self, store: _Meta) -> None:
+        self._store = store
+
+    def get(self, tenant: str = DEFAULT_TENANT) -> Policy:
+        raw = self._store.get_meta(f"policy:{tenant}")
+        return Policy() if raw is None else Policy.from_dict(json.loads(raw))
+
+    def set(self, policy: Policy, tenant: str = DEFAULT_TENANT) -> Policy:
+        self._store.set_meta(f"policy:{tenant}", json.dumps(policy.to_dict(), sort_keys=True))
+        return policy
 
 
 def _snapshots(value: object) -> int:

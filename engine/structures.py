@@ -10,7 +10,7 @@ extracted, like the HNSW graph is derived from the stored vectors, by
   It is cheap when nothing is pending: one `Storage.version()` compared with the last version at which
   nothing was pending (that version also moves when another engine or process commits);
 - the idle worker, a thread started by this engine's first deferred write (or `start_if_pending`), which
-  extracts small batches once no write has come for `config.STRUCTURE_IDLE_SECONDS`, so a bulk import in
+  extracts small batches once no write has come for `STRUCTURE_IDLE_SECONDS`, so a bulk import in
   the foreground is not slowed; it stops at `close` after at most the batch in hand.
 
 Storing is idempotent and safe against races: a structure is written only while its memory is still
@@ -26,13 +26,17 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
-from engine import config
 from engine.analogy.episode_graph import GRAPH_VERSION
 from engine.analogy.text import StructureExtractor
 from engine.clock import Clock
 from engine.errors import StoreError
 from engine.index.derived import DerivedIndexes
 from engine.store.interface import Storage
+
+# The idle worker starts extracting once no write has come for this long (engine clock), in batches of
+# STRUCTURE_IDLE_BATCH texts (~0.1-0.3 s of spaCy each, so it gives way quickly to a write or a close).
+STRUCTURE_IDLE_SECONDS = 2.0
+STRUCTURE_IDLE_BATCH = 16
 
 log = logging.getLogger(__name__)
 # Pending structures extracted per transaction by the read barrier.
@@ -188,11 +192,11 @@ class StructureFollower:
     def _idle_for(self) -> float:
         """Seconds left before the engine counts as idle (0: idle now)."""
         if self._holds:
-            return config.STRUCTURE_IDLE_SECONDS
+            return STRUCTURE_IDLE_SECONDS
         if self._last_write is None:
             return 0.0
         quiet = (self._clock.now() - self._last_write).total_seconds()
-        return max(0.0, config.STRUCTURE_IDLE_SECONDS - quiet)
+        return max(0.0, STRUCTURE_IDLE_SECONDS - quiet)
 
     def _run(self) -> None:
         try:
@@ -219,7 +223,7 @@ class StructureFollower:
             if self._closing:
                 return True
             version = self._store.version()
-            batch = self._store.pending_structures(config.STRUCTURE_IDLE_BATCH)
+            batch = self._store.pending_structures(STRUCTURE_IDLE_BATCH)
             if not batch:
                 self._join_extracted_elsewhere()
                 self._nothing_pending_at = version

@@ -149,6 +149,11 @@ class Stream(Generic[T]):
                 queued.append(push)
         return queued
 
+    def pending(self) -> int:
+        """How many pushes wait to be read."""
+        with self._lock:
+            return len(self._queue)
+
     def take(self, limit: int | None = None) -> list[Push[T]]:
         """Remove and return up to `limit` queued pushes, oldest first."""
         with self._lock:

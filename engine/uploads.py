@@ -7,15 +7,17 @@ import contextlib
 import logging
 from pathlib import Path
 
-from engine import config
 from engine.store.interface import Storage
 from engine.store.ledger import Ledger
+
+# Files uploaded through the workbench, kept under the data dir; deleted once no memory comes from them.
+UPLOADS_DIRNAME = "uploads"
 
 log = logging.getLogger(__name__)
 
 
 def uploads_dir(data_dir: Path) -> Path:
-    return data_dir / config.UPLOADS_DIRNAME
+    return data_dir / UPLOADS_DIRNAME
 
 
 def remove_unreferenced_uploads(data_dir: Path, store: Storage) -> list[Path]:

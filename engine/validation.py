@@ -22,6 +22,14 @@ from engine.errors import (
 )
 from engine.models import EdgeType, MemoryKind, Strategy
 
+# What one request may carry, whatever the interface (a memory's content: config.MAX_CONTENT_BYTES).
+MAX_CONTEXT_BYTES = 16 * 1024
+# Nesting depth of a context object (and of an edge's attrs): deeper JSON is rejected before it is parsed.
+MAX_CONTEXT_DEPTH = 32
+# Identifiers (memory ids, entity ids, seed ids, edge targets) and cues: a 10 MB cue once took 23 s to embed.
+MAX_ID_BYTES = 512
+MAX_CUE_BYTES = 16 * 1024
+
 
 def text(value: object, what: str, max_bytes: int, error: type[ValidationError] = ValidationError) -> str:
     """Text that is valid Unicode, NFC-normalised and at most `max_bytes` of UTF-8.
@@ -62,7 +70,7 @@ def identifier(value: object, what: str) -> str:
     invisible or bidirectional-control characters (look-alike ids)."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be a non-empty string, got {short_repr(value)}")
-    cleaned = text(value, what, config.MAX_ID_BYTES).strip()
+    cleaned = text(value, what, MAX_ID_BYTES).strip()
     for position, char in enumerate(cleaned):
         category = unicodedata.category(char)
         if category in _INVISIBLE_CATEGORIES or (category == "Zs" and char != " "):
@@ -84,7 +92,7 @@ def short_repr(value: object) -> str:
 def cue(value: object, error: type[ValidationError] = InvalidRecallError) -> str:
     if value is None:
         return ""
-    return text(value, "cue", config.MAX_CUE_BYTES, error)
+    return text(value, "cue", MAX_CUE_BYTES, error)
 
 
 def content(value: object) -> str:
@@ -130,7 +138,7 @@ def context(value: object, what: str = "context") -> dict[str, Any]:
     if value is None:
         return {}
     if isinstance(value, str):
-        text(value, what, config.MAX_CONTEXT_BYTES, InvalidContextError)
+        text(value, what, MAX_CONTEXT_BYTES, InvalidContextError)
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
@@ -145,8 +153,8 @@ def context(value: object, what: str = "context") -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise InvalidContextError(f"{what} is not JSON-serialisable: {str(exc)[:120]}") from None
     size = len(encoded.encode("utf-8"))
-    if size > config.MAX_CONTEXT_BYTES:
-        raise InvalidContextError(f"{what} is {size} bytes; the limit is {config.MAX_CONTEXT_BYTES}")
+    if size > MAX_CONTEXT_BYTES:
+        raise InvalidContextError(f"{what} is {size} bytes; the limit is {MAX_CONTEXT_BYTES}")
     assert isinstance(cleaned, dict)
     return cleaned
 
@@ -154,16 +162,16 @@ def context(value: object, what: str = "context") -> dict[str, Any]:
 def _json_value(value: object, what: str, depth: int) -> object:
     """A copy of a JSON value with every string checked and normalised; raises past MAX_CONTEXT_DEPTH (the
     recursion never goes deeper than the limit, so hostile nesting cannot exhaust the stack)."""
-    if isinstance(value, Mapping | list | tuple) and depth > config.MAX_CONTEXT_DEPTH:
-        raise InvalidContextError(f"{what} is nested deeper than {config.MAX_CONTEXT_DEPTH} levels")
+    if isinstance(value, Mapping | list | tuple) and depth > MAX_CONTEXT_DEPTH:
+        raise InvalidContextError(f"{what} is nested deeper than {MAX_CONTEXT_DEPTH} levels")
     if isinstance(value, str):
-        return text(value, f"a string in {what}", config.MAX_CONTEXT_BYTES, InvalidContextError)
+        return text(value, f"a string in {what}", MAX_CONTEXT_BYTES, InvalidContextError)
     if isinstance(value, Mapping):
         out: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidContextError(f"{what} keys must be strings, got {type(key).__name__}")
-            out[text(key, f"a key in {what}", config.MAX_CONTEXT_BYTES, InvalidContextError)] = _json_value(
+            out[text(key, f"a key in {what}", MAX_CONTEXT_BYTES, InvalidContextError)] = _json_value(
                 item, what, depth + 1
             )
         return out

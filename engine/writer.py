@@ -22,7 +22,7 @@ from engine import config, ids
 from engine.analogy.text import StructureExtractor
 from engine.api.requests import NewEdge, RememberRequest, ReviseRequest
 from engine.clock import Clock
-from engine.embedding import Embedder
+from engine.embedding import EMBED_BATCH_SIZE, Embedder
 from engine.errors import EmbeddingModelMismatchError, InvalidEdgeError, MemoryNotFoundError
 from engine.index.derived import DerivedIndexes
 from engine.models import Edge, EdgeType, Memory, MemoryKind
@@ -57,7 +57,7 @@ class Writer:
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
         """Embeddings of texts, in batches (progress after each), by the model that wrote the store's vectors."""
         self.check_model()
-        batch = config.EMBED_BATCH_SIZE * 4
+        batch = EMBED_BATCH_SIZE * 4
         parts = []
         for start in range(0, len(texts), batch):
             parts.append(self.embedder.encode(texts[start : start + batch]))

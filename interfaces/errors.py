@@ -22,6 +22,7 @@ from engine.errors import (
     ValidationError,
 )
 from interfaces.auth import AuthenticationError, ConflictError, ListenError, PermissionRefusedError, UnknownKeyError
+from interfaces.subscriptions import TooManySubscriptionsError
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,7 @@ ERROR_TABLE: tuple[tuple[type[HebbsError], Outcome], ...] = (
     (UnknownKeyError, Outcome(2, 404, "NOT_FOUND")),
     (PermissionRefusedError, Outcome(2, 403, "PERMISSION_DENIED")),
     (ConflictError, Outcome(2, 409, "ABORTED")),
+    (TooManySubscriptionsError, Outcome(2, 429, "RESOURCE_EXHAUSTED")),
     (ListenError, Outcome(1, 503, "UNAVAILABLE")),
     (AmbiguousEntityError, Outcome(2, 409, "FAILED_PRECONDITION")),
     (AmbiguousMemoryIdError, Outcome(2, 409, "FAILED_PRECONDITION")),

@@ -20,6 +20,7 @@ from typing import Any
 from engine import config
 from engine.facade import MemoryEngine
 from engine.index.vector import VectorIndex
+from engine.store.postgres.connection import redact
 from interfaces.auth import ListenError
 from interfaces.listen import listen
 from interfaces.service import HebbsService
@@ -27,8 +28,9 @@ from interfaces.service import HebbsService
 log = logging.getLogger("hebbs.serve")
 
 
-def open_engine(data_dir: Path, chroma_url: str | None = None) -> MemoryEngine:
-    """The engine `serve` runs: the vector index on a Chroma server when `chroma_url` is given."""
+def open_engine(data_dir: Path | None, chroma_url: str | None = None, database: str | None = None) -> MemoryEngine:
+    """The engine `serve` runs: on a PostgreSQL `database` shared with other servers, or the data dir's own
+    store; the vector index on a Chroma server when `chroma_url` is given."""
     vectors: Callable[[], VectorIndex] | None = None
     if chroma_url:
         url = chroma_url
@@ -36,12 +38,13 @@ def open_engine(data_dir: Path, chroma_url: str | None = None) -> MemoryEngine:
         def vectors() -> VectorIndex:
             return VectorIndex.open_server(url)
 
-    return MemoryEngine(data_dir, vector_index=vectors)
+    return MemoryEngine(data_dir, database=database, vector_index=vectors)
 
 
 def run_server(
-    data_dir: Path,
+    data_dir: Path | None,
     *,
+    database: str | None = None,
     host: str = config.DEFAULT_SERVE_HOST,
     rest_port: int = config.DEFAULT_REST_PORT,
     grpc_port: int = config.DEFAULT_GRPC_PORT,
@@ -73,7 +76,7 @@ def run_server(
         raise
     service: HebbsService | None = None
     try:
-        engine = open_engine(data_dir, chroma_url)
+        engine = open_engine(data_dir, chroma_url, database)
         service = HebbsService(engine, auth=auth, index_roots=index_roots)
         if auth:
             first = service.keys.first_start()
@@ -90,7 +93,8 @@ def run_server(
         )
         scheme = "https" if tls else "http"
         with _stop_on_signals(http):
-            announce(f"hebbs: serving {data_dir} - REST {scheme}://{host}:{rest_port}  gRPC {host}:{grpc_port}"
+            where = redact(database) if database else data_dir
+            announce(f"hebbs: serving {where} - REST {scheme}://{host}:{rest_port}  gRPC {host}:{grpc_port}"
                      + (" (TLS)" if tls else "") + ("" if auth else "  (NO AUTH)"))
             asyncio.run(http.serve(rest_socket))
         log.info("stopping: HTTP drained; waiting for writes in flight")

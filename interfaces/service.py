@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from engine import config, validation
-from engine.api import REQUESTS, MemoriesResponse, RememberManyRequest, parse_request
+from engine.api import REQUESTS, MemoriesResponse, RecallRequest, RecallResponse, RememberManyRequest, parse_request
 from engine.api.reviews import WRITE_OPS as review_writes
+from engine.decay import stamp
 from engine.errors import HebbsError, StoreError, ValidationError
 from engine.facade import MemoryEngine
-from engine.models import Memory
+from engine.models import Memory, RecallResult
 from interfaces.auth import AuthenticationError, ConflictError, KeyRing, PermissionRefusedError
+from interfaces.subscriptions import RECALL_TOP_K, SubscriptionHub
 
 try:
     VERSION = version("hebbs-workbench")
@@ -32,7 +34,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
 
 # Operations that change the store; everything else is a read (a recall's access count is one atomic
 # UPDATE in the record store, so concurrent recalls need no writer lock to count exactly).
-WRITE_OPERATIONS = frozenset({"remember", "remember_many", "revise", "forget", "add_edges", "ingest"}) | review_writes
+WRITE_OPERATIONS = frozenset({"remember", "remember_many", "revise", "forget", "add_edges", "ingest", "set_policy",
+                              "sweep"}) | review_writes
 assert set(REQUESTS) >= WRITE_OPERATIONS
 
 
@@ -137,6 +140,7 @@ class HebbsService:
         self._counts_stale = True
         self._running_keys: set[str] = set()
         self._keys_guard = threading.Lock()
+        self.subscriptions = SubscriptionHub(self.surface)
 
     def authorize(self, key: str | None) -> None:
         """Raises `AuthenticationError` unless auth is off or `key` is a stored key. Never logs the key."""
@@ -254,11 +258,24 @@ class HebbsService:
         with self._lock.writing():
             yield
 
+    def surface(self, chunk: str, entity_id: str | None) -> list[RecallResult]:
+        """What a subscription's chunk brings up: a similarity recall (not counted as an access: nothing was
+        read yet), within one entity's memories when given, each memory stamped with its decay score."""
+        request = RecallRequest.parse({"cue": chunk, "strategies": ["similarity"], "top_k": RECALL_TOP_K})
+        with self.reading():
+            results = self.engine.retrieve(request)
+            policy = self.engine.retention.policies.get()
+        if entity_id is not None:
+            results = [r for r in results if r.memory.entity_id == entity_id]
+        response = stamp(RecallResponse(tuple(results)), self.engine.clock.now(), policy.decay_half_life_days)
+        return list(response.results)
+
     def uptime_seconds(self) -> float:
         return time.monotonic() - self.started
 
     def close(self) -> None:
         """Wait for in-flight requests (takes the writer lock), then close the engine and its data-dir lock."""
+        self.subscriptions.shutdown()
         with self._lock.writing():
             if not self._closed:
                 self._closed = True

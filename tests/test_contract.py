@@ -162,8 +162,12 @@ def run_scenario(call: Callable[[str, dict[str, Any]], Outcome]) -> Iterator[tup
 
 
 @pytest.fixture
-def python_api(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterator[Callable[[str, dict], Outcome]]:
-    with MemoryEngine(tmp_path / "py", embedder=embedder) as engine:
+def python_api(
+    store: dict[str, Any], embedder: SentenceTransformerEmbedder
+) -> Iterator[Callable[[str, dict], Outcome]]:
+    """The Python API on each record store (SQLite, PostgreSQL): the other transports run on SQLite, so the
+    same outputs also say that both stores answer every request alike."""
+    with MemoryEngine(**store, embedder=embedder) as engine:
         errors: list[type[HebbsError]] = []
 
         def call(op: str, payload: dict[str, Any]) -> Outcome:

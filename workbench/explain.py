@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from engine import RecallResult, ScoringWeights, config
+from engine import RecallResult, ScoringWeights
 from engine.recall import scoring
+from engine.recall.scoring import RECENCY_MAX_AGE_SECONDS
 
-RECENCY_DAYS = config.RECENCY_MAX_AGE_SECONDS / 86400
+RECENCY_DAYS = RECENCY_MAX_AGE_SECONDS / 86400
 
 SIGNAL_HELP = {
     "relevance": "How well the memory matches the cue, 0-1, as the strategy that found it measures it "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -55,7 +56,8 @@ def _rate(rows: list[float]) -> float:
 def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path, embedder: Any = None,
              log: Callable[[str], None] | None = None, documents: bool = True) -> dict[str, Any]:
     kw = {"embedder": embedder} if embedder is not None else {}
-    out: dict[str, Any] = {"sets": len(sets), "distractors": len(distractors), "weights": WEIGHTS, "results": {}}
+    out: dict[str, Any] = {"sets": len(sets), "distractors": len(distractors), "weights": WEIGHTS,
+                           "machine": describe_machine(), "results": {}}
     timings: list[float] = []
     per: dict[str, dict[str, list[tuple[str, float]]]] = {}
 
@@ -107,7 +109,7 @@ def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path,
         for method, metrics in per.items()
     }
     out["recall_ms_p50"] = round(1000 * float(np.median(timings)), 1)
-    out["machine"] = describe_machine()
+    out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
 

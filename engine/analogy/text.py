@@ -13,11 +13,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engine import config
 from engine.analogy.episode_graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.features import features_of
 from engine.analogy.mapping import self_score
 from engine.analogy.roles import episode_of
+
+# Stored structures kept parsed (`stored_episode`, by their JSON text): a few MiB.
+STORED_EPISODE_CACHE = 4096
+# Texts per spaCy `pipe` batch (here and in ingestion's analysis).
+SPACY_BATCH_SIZE = 64
 
 if TYPE_CHECKING:
     from spacy.tokens import Span
@@ -68,7 +72,7 @@ class StoredEpisode:
     self_score: float | None
 
 
-@lru_cache(maxsize=config.STORED_EPISODE_CACHE)
+@lru_cache(maxsize=STORED_EPISODE_CACHE)
 def stored_episode(text: str) -> StoredEpisode | None:
     """A structure's JSON text (as the record store keeps it) parsed, once per distinct text: analogical
     recall maps the same memories' episodes cue after cue, and parsing the JSON and building the episode
@@ -87,7 +91,7 @@ class EpisodeExtractor:
 
     name = "episode"
 
-    def __init__(self, batch_size: int = config.SPACY_BATCH_SIZE) -> None:
+    def __init__(self, batch_size: int = SPACY_BATCH_SIZE) -> None:
         self.batch_size = batch_size
 
     def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:

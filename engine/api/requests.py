@@ -26,8 +26,9 @@ from engine.api.reviews import (
     ReflectPrepareRequest,
     ReflectRequest,
 )
-from engine.errors import InvalidEdgeError, InvalidRecallError, ValidationError
+from engine.errors import InvalidEdgeError, InvalidPolicyError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
+from engine.policy import DEFAULT_TENANT, MAX_SNAPSHOTS_LIMIT, Policy
 from engine.recall.presets import DEFAULT_PRESET, PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
 from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 
@@ -189,9 +190,12 @@ def _remember(item: object) -> RememberRequest:
     raise ValidationError(f"a memory to remember is an object with content, got {type(item).__name__}")
 
 
+CONTEXT_MODES = ("merge", "replace")
+
+
 @dataclass(frozen=True, slots=True)
 class ReviseRequest:
-    """Change a memory in place; at least one field besides the id."""
+    """Change a memory in place; at least one field besides the id (and `context_mode`)."""
 
     OP: ClassVar[str] = "revise"
     memory_id: str
@@ -199,25 +203,55 @@ class ReviseRequest:
     importance: float | None = wire(float | None, default=None)
     context: Mapping[str, Any] | None = wire(dict[str, Any] | str | None, default=None)
     entity_id: str | None = wire(str | None, default=None)
+    context_mode: str = wire(str | None, "merge (default): the given context's keys are set on the memory's "
+                             "context, the rest kept; replace: the given context becomes the whole context.",
+                             default="merge")
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
         values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
-        changes = {k: v for k, v in values.items() if k != "memory_id" and v is not None}
+        changes = {k: v for k, v in values.items() if k not in ("memory_id", "context_mode") and v is not None}
         if not changes:
             raise ValidationError("revise needs at least one of content, importance, context, entity_id")
+        mode = values.get("context_mode") or "merge"
+        if mode not in CONTEXT_MODES:
+            raise ValidationError(f"context_mode must be merge or replace, got {validation.short_repr(mode)}")
         return cls(
             memory_id=_memory_id(values.get("memory_id")),
             content=None if "content" not in changes else validation.content(changes["content"]),
             importance=None if "importance" not in changes else validation.importance(changes["importance"]),
             context=None if "context" not in changes else validation.context(changes["context"]),
             entity_id=None if "entity_id" not in changes else validation.entity_id(changes["entity_id"]),
+            context_mode=mode,
         )
+
+
+def _flag(name: str, value: object) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be true or false, got {validation.short_repr(value)}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetCriteria:
+    """What a memory must match to be forgotten, every given criterion at once (ANDed); None: not a criterion."""
+
+    not_accessed_since: datetime | None = None
+    access_count_below: int | None = None
+    kind: MemoryKind | None = None
+    decay_score_below: float | None = None
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in fields(self))
 
 
 @dataclass(frozen=True, slots=True)
 class ForgetRequest:
-    """Forget memories by id, or every memory of an entity (with their revisions).
+    """Forget memories by id, every memory of an entity, or those matching criteria: everything given is ANDed
+    (ids and an entity: those ids, if of that entity). Revisions go with their memory. `dry_run` reports what
+    would go and changes nothing. A forget by criteria leaves a tombstone per memory (id, time, content hash).
 
     A delete names its entity exactly: the alias and unique-prefix matching that reads allow ("cloudv" for
     "cloudvault") applies only when `prefix` is true, so a typo never erases another entity's memories.
@@ -227,23 +261,42 @@ class ForgetRequest:
     memory_ids: tuple[str, ...] = wire(list[str] | None, default=())
     entity_id: str | None = wire(str | None, "Forget every memory of this entity.", default=None)
     prefix: bool = False
+    not_accessed_since: datetime | None = wire(
+        str | None, "Only memories not accessed (recalled) since this time (never accessed: since creation); ISO "
+        "8601.", default=None)
+    access_count_below: int | None = wire(int | None, "Only memories recalled fewer times than this.", default=None)
+    kind: MemoryKind | None = wire(str | None, "Only memories of this kind.", default=None)
+    decay_score_below: float | None = wire(float | None, "Only memories whose decay score is below this.",
+                                           default=None)
+    dry_run: bool = wire(bool | None, "Report what would be forgotten; change nothing.", default=False)
+
+    @property
+    def criteria(self) -> ForgetCriteria:
+        return ForgetCriteria(self.not_accessed_since, self.access_count_below, self.kind, self.decay_score_below)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any]) -> Self:
-        values = _fields_of(raw, cls.OP, ("memory_ids", "entity_id", "prefix"))
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
         ids = values.get("memory_ids") or ()
         if isinstance(ids, str):
             ids = [ids]
         if not isinstance(ids, Iterable) or isinstance(ids, Mapping):
             raise ValidationError(f"memory_ids must be a list of ids, got {type(ids).__name__}")
-        prefix = values.get("prefix", False)
-        if prefix is None:
-            prefix = False
-        if not isinstance(prefix, bool):
-            raise ValidationError(f"prefix must be true or false, got {prefix!r}")
-        request = cls(tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")), prefix)
-        if not request.memory_ids and request.entity_id is None:
-            raise ValidationError("forget needs memory ids or an entity_id")
+        prefix = _flag("prefix", values.get("prefix"))
+        since, below = values.get("not_accessed_since"), values.get("access_count_below")
+        kind, decay = values.get("kind"), values.get("decay_score_below")
+        request = cls(
+            tuple(_memory_id(i) for i in ids), validation.entity_id(values.get("entity_id")), prefix,
+            not_accessed_since=None if since in (None, "") else validation.timestamp(since, what="not_accessed_since"),
+            access_count_below=None if below is None else _int("access_count_below", below, 1, 2**53,
+                                                                 ValidationError),
+            kind=None if kind in (None, "") else validation.kind(kind),
+            decay_score_below=None if decay is None else validation.number(decay, "decay_score_below", 0.0, 2.0),
+            dry_run=_flag("dry_run", values.get("dry_run")),
+        )
+        if not request.memory_ids and request.entity_id is None and not request.criteria:
+            raise ValidationError("forget needs memory ids, an entity_id or a criterion (not_accessed_since, "
+                                  "access_count_below, kind, decay_score_below)")
         if prefix and request.entity_id is None:
             raise ValidationError("prefix applies to entity_id; give an entity_id")
         return request
@@ -405,6 +458,67 @@ def _edge_types(value: object) -> frozenset[EdgeType] | None:
     if not types:
         raise InvalidRecallError("edge_types must name at least one edge type")
     return types
+
+
+# --- policies ------------------------------------------------------------------------------------------
+def _tenant(value: object) -> str:
+    tenant = DEFAULT_TENANT if value in (None, "") else validation.identifier(value, "tenant_id")
+    if tenant != DEFAULT_TENANT:
+        raise ValidationError(f"unknown tenant {tenant!r}: this store has one tenant, {DEFAULT_TENANT!r}")
+    return tenant
+
+
+@dataclass(frozen=True, slots=True)
+class SetPolicyRequest:
+    """Change a tenant's policy (the official SDK's set_policy): the values given, the others kept."""
+
+    OP: ClassVar[str] = "set_policy"
+    tenant_id: str = wire(str | None, f"Whose policy (only {DEFAULT_TENANT!r} for now).", default=DEFAULT_TENANT)
+    max_snapshots_per_memory: int | None = wire(
+        int | None, f"Earlier states (revisions) kept per memory, 1-{MAX_SNAPSHOTS_LIMIT}; older ones are forgotten.",
+        default=None)
+    auto_forget_threshold: float | None = wire(
+        float | None, "0-1: the auto-forget sweep forgets memories whose decay score is below it.", default=None)
+    decay_half_life_days: float | None = wire(float | None, "Days for a decay score to halve (default 30).",
+                                              default=None)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Self:
+        values = _fields_of(raw, cls.OP, (f.name for f in fields(cls)))
+        changes = {k: values.get(k) for k in ("max_snapshots_per_memory", "auto_forget_threshold",
+                                              "decay_half_life_days")}
+        if all(v is None for v in changes.values()):
+            raise InvalidPolicyError("set_policy needs at least one of " + ", ".join(changes))
+        Policy().updated(**changes)  # validated here, so a bad value is refused before anything is read
+        return cls(_tenant(values.get("tenant_id")), **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class GetPolicyRequest:
+    """A tenant's policy as it is now."""
+
+    OP: ClassVar[str] = "get_policy"
+    tenant_id: str = DEFAULT_TENANT
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None = None) -> Self:
+        values = _fields_of(raw or {}, cls.OP, ("tenant_id",))
+        return cls(_tenant(values.get("tenant_id")))
+
+
+@dataclass(frozen=True, slots=True)
+class SweepRequest:
+    """The auto-forget sweep: forget every memory whose decay score is below the policy's threshold, leaving
+    tombstones. `dry_run` reports what would go."""
+
+    OP: ClassVar[str] = "sweep"
+    tenant_id: str = wire(str | None, default=DEFAULT_TENANT)
+    dry_run: bool = wire(bool | None, "Report what would be forgotten; change nothing.", default=False)
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any] | None = None) -> Self:
+        values = _fields_of(raw or {}, cls.OP, (f.name for f in fields(cls)))
+        return cls(_tenant(values.get("tenant_id")), _flag("dry_run", values.get("dry_run")))
 
 
 # --- recall --------------------------------------------------------------------------------------------
@@ -618,6 +732,9 @@ Request = (
     | RecallRequest
     | PrimeRequest
     | RescoreRequest
+    | SetPolicyRequest
+    | GetPolicyRequest
+    | SweepRequest
     | ReflectRequest
     | ReflectPrepareRequest
     | ReflectCommitRequest
@@ -642,6 +759,9 @@ REQUESTS: dict[str, type[Any]] = {
         RecallRequest,
         PrimeRequest,
         RescoreRequest,
+        SetPolicyRequest,
+        GetPolicyRequest,
+        SweepRequest,
         *REVIEW_REQUESTS,
     )
 }

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from engine.models import Edge, Memory, RecallResult
+from engine.policy import Policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +66,37 @@ class ListResponse:
 @dataclass(frozen=True, slots=True)
 class ForgetResponse:
     """Every memory forgotten (the named ones, their revisions, and what was derived from a forgotten
-    document: its propositions); `cascade_count` counts the derived ones."""
+    document: its propositions); `cascade_count` counts the derived ones. With `dry_run`, what would have been
+    forgotten, and nothing was. `tombstone_count`: tombstones left (forgets by criteria and sweeps)."""
 
     forgotten: tuple[str, ...]
     cascade_count: int = 0
+    dry_run: bool = False
+    tombstone_count: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"forgotten": list(self.forgotten), "cascade_count": self.cascade_count}
+        return {"forgotten": list(self.forgotten), "cascade_count": self.cascade_count, "dry_run": self.dry_run,
+                "tombstone_count": self.tombstone_count}
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Self:
-        return cls(tuple(raw["forgotten"]), int(raw.get("cascade_count", 0)))
+        return cls(tuple(raw["forgotten"]), int(raw.get("cascade_count", 0)), bool(raw.get("dry_run", False)),
+                   int(raw.get("tombstone_count", 0)))
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyResponse:
+    """A tenant's policy (engine/policy.py) after a set_policy, or as read."""
+
+    tenant_id: str
+    policy: Policy
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tenant_id": self.tenant_id, "applied": True, **self.policy.to_dict()}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(raw["tenant_id"], Policy.from_dict(dict(raw)))
 
 
 @dataclass(frozen=True, slots=True)

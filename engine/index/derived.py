@@ -53,7 +53,7 @@ class DerivedIndexes:
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
         self._candidates_at: tuple[int, int] | None = None  # the store's version it was last caught up at
-        self._postings = LexicalPostings(store)  # caught up with the candidate table (`_catch_up`)
+        self._postings = LexicalPostings(store)  # caught up after each write (`_follow`) and before each search
         # Held from a batch's vector upsert to its records' commit (`commit_with_vectors`) and by an erasure's
         # rebuild and queue purge, which would otherwise drop vectors the store does not hold yet.
         self._upsert_first = threading.Lock()
@@ -214,7 +214,8 @@ class DerivedIndexes:
             table.catch_up(seq, changed, rows, self._store.followed_by_neighbours(list(rows)))
             if table.retired > max(1024, len(table) // 4):
                 self._candidates = table.compacted()
-        table.seq = seq
+        else:
+            table.seq = seq
 
     def _follow(self) -> None:
         """Right after a commit of this engine: what recall holds in memory catches up with it now, so the
@@ -226,7 +227,7 @@ class DerivedIndexes:
         self._postings.catch_up()
 
     def lexical_postings(self) -> LexicalPostings | None:
-        """BM25 from posting lists in memory (engine/index/postings.py); it follows the store's version."""
+        """BM25 from posting lists in memory (engine/index/postings.py), caught up with the store's change log."""
         return self._postings
 
     def revision_ids(self) -> set[str]:
@@ -312,6 +313,24 @@ class DerivedIndexes:
         if self._graph is not None:
             for e in edges:
                 self._graph.add(e)
+
+    def others_changed(self, ids: Sequence[str]) -> None:
+        """Memories another engine on a shared store changed (engine/index/replica.py): what is gone leaves
+        every index; what exists is taken in again as it now is (vector, timeline place, features, edges)."""
+        existing = self._store.existing(ids)
+        self.drop([i for i in ids if i not in existing])
+        present = [i for i in ids if i in existing]
+        if not present:
+            return
+        records = [r for r in (self._store.get_record(i) for i in present) if r is not None]
+        edges = self._store.edges_among(sorted({e.source if e.target == i else e.target for i in present
+                                                for e in self._store.edges_of(i)} | set(present)))
+        with self._lock:
+            if self._timeline is not None:
+                self._timeline.remove(present)
+            if self._graph is not None:
+                self._graph.remove_nodes(present)
+        self.apply(records, edges)
 
     def unplace(self, ids: Sequence[str]) -> None:
         """Take memories off the timeline before they are re-added at a new place (a revised entity)."""

@@ -25,6 +25,14 @@ import numpy as np
 from engine import config
 from engine.errors import StoreError
 
+VECTOR_COLLECTION = "memories"  # the collection a store's vectors live in
+# HNSW graph build effort for a new vector collection (Chroma's default is 100; pgvector's 64). Measured at
+# 100k real MiniLM embeddings on a quiet 2-core machine (two builds each): inserting 256 vectors took 88 ms
+# instead of 138 (Chroma's insert is most of what a batched remember adds to its encode), a query for 100
+# neighbours 2.5 ms instead of 3.0, recall@10 at ef_search 50 against exact search 0.993 instead of 0.997.
+# A collection keeps the value it was made with (Chroma cannot change it), so stores made before keep 100.
+HNSW_EF_CONSTRUCTION = 64
+
 log = logging.getLogger(__name__)
 
 _BASE_EF_SEARCH = 1
@@ -45,14 +53,14 @@ class VectorIndex:
         self._lock = threading.Lock()
 
     @classmethod
-    def open_embedded(cls, path: Path, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+    def open_embedded(cls, path: Path, name: str = VECTOR_COLLECTION) -> VectorIndex:
         import chromadb
 
         client = chromadb.PersistentClient(path=str(path), settings=chromadb.Settings(anonymized_telemetry=False))
         return cls(_get_collection(client, name), client, path)
 
     @classmethod
-    def open_snapshot(cls, path: Path, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+    def open_snapshot(cls, path: Path, name: str = VECTOR_COLLECTION) -> VectorIndex:
         """A private copy of a read-only data dir's index, opened from a temporary folder (deleted again when
         the index is garbage-collected or the process exits): Chroma writes to its files even to read them,
         so a read-only index cannot be opened in place. The copy costs time and disk in proportion to it."""
@@ -88,7 +96,7 @@ class VectorIndex:
                 self.upsert([i for i, _ in batch], np.stack([v for _, v in batch]))
 
     @classmethod
-    def open_server(cls, url: str, name: str = config.VECTOR_COLLECTION) -> VectorIndex:
+    def open_server(cls, url: str, name: str = VECTOR_COLLECTION) -> VectorIndex:
         """The collection on a Chroma server (`chroma run`) at `url`, e.g. `http://127.0.0.1:8000`."""
         from urllib.parse import urlsplit
 
@@ -174,7 +182,7 @@ def _get_collection(client: Any, name: str) -> Any:
     return client.get_or_create_collection(
         name,
         configuration={
-            "hnsw": {"space": "cosine", "ef_search": _BASE_EF_SEARCH, "ef_construction": config.HNSW_EF_CONSTRUCTION}
+            "hnsw": {"space": "cosine", "ef_search": _BASE_EF_SEARCH, "ef_construction": HNSW_EF_CONSTRUCTION}
         },
         embedding_function=None,
     )

@@ -12,8 +12,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engine import config
-from engine.analogy.text import structure_of_span
+from engine.analogy.text import SPACY_BATCH_SIZE, structure_of_span
 from engine.ingest.budget import TimeBudget
 from engine.ingest.causal import Part, find_causes, is_definite
 from engine.ingest.documents import SourceDocument
@@ -65,7 +64,7 @@ class OfflineExtractor:
 
     name = "offline"
 
-    def __init__(self, batch_size: int = config.SPACY_BATCH_SIZE) -> None:
+    def __init__(self, batch_size: int = SPACY_BATCH_SIZE) -> None:
         self.batch_size = batch_size
 
     def analyse(

@@ -26,6 +26,9 @@ from engine.ingest.conversations import Conversation, NotAConversation, read_con
 from engine.ingest.dates import parse_datetime
 from engine.ingest.summary import Skipped
 
+# README files describe a folder; they are not part of its story.
+INGEST_SKIPPED_NAMES = ("readme.md", "readme.markdown", "readme.txt", "readme")
+
 _FILENAME_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
@@ -92,7 +95,7 @@ def discover(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, str]], list[
                 found.setdefault(file, display)
         elif path.is_file() or path.is_symlink():
             display = path.name
-            if path.name.lower() in config.INGEST_SKIPPED_NAMES:
+            if path.name.lower() in INGEST_SKIPPED_NAMES:
                 skipped.append(Skipped(display, "README files describe a folder and are not indexed"))
             elif path.suffix.lower() not in config.INGEST_EXTENSIONS:
                 skipped.append(Skipped(display, f"unsupported file type {path.suffix or '(none)'}"))
@@ -114,7 +117,7 @@ def _walk(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
-            if name.startswith(".") or name.lower() in config.INGEST_SKIPPED_NAMES:
+            if name.startswith(".") or name.lower() in INGEST_SKIPPED_NAMES:
                 continue
             if Path(name).suffix.lower() in config.INGEST_EXTENSIONS:
                 yield Path(dirpath) / name

@@ -14,8 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from functools import lru_cache
 
-from engine.config import TEXT_FUNCTION_CACHE
-from engine.names import GENERIC_TERMS, clean_name, normalise, word_set
+from engine.names import GENERIC_TERMS, TEXT_FUNCTION_CACHE, clean_name, normalise, word_set
 from engine.store.entities import EntityRecord
 
 # spaCy NER label -> registry type. NORP ("Meridian" read as a nationality) and works of art only count

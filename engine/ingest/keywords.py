@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from engine.config import TEXT_FUNCTION_CACHE
-from engine.names import word_set
+from engine.names import TEXT_FUNCTION_CACHE, word_set
 
 STOPWORDS = word_set(
     """

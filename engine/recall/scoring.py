@@ -21,6 +21,10 @@ from engine.models import Memory, RecallResult, Signals
 from engine.policy import DEFAULT_HALF_LIFE_DAYS
 from engine.validation import short_repr
 
+# Recency falls linearly from 1 (now) to 0 at this age; reinforcement grows as log2(1 + recalls) up to the cap.
+RECENCY_MAX_AGE_SECONDS = 30 * 24 * 3600
+REINFORCEMENT_CAP = 100
+
 _NEWEST_FIRST = datetime.max.replace(tzinfo=UTC)
 WEIGHT_NAMES = ("w_relevance", "w_recency", "w_importance", "w_reinforcement")
 
@@ -91,12 +95,12 @@ def clamp01(x: float) -> float:
     return 0.0 if x < 0.0 else 1.0 if x > 1.0 else x
 
 
-def recency(created_at: datetime, now: datetime, max_age_seconds: float = config.RECENCY_MAX_AGE_SECONDS) -> float:
+def recency(created_at: datetime, now: datetime, max_age_seconds: float = RECENCY_MAX_AGE_SECONDS) -> float:
     age = (now - created_at).total_seconds()
     return clamp01(1.0 - age / max_age_seconds)
 
 
-def reinforcement(access_count: int, cap: int = config.REINFORCEMENT_CAP) -> float:
+def reinforcement(access_count: int, cap: int = REINFORCEMENT_CAP) -> float:
     return min(1.0, math.log2(1 + max(0, access_count)) / math.log2(1 + cap))
 
 
@@ -134,9 +138,9 @@ def composite_arrays(
 ) -> np.ndarray:
     """`composite(signals_from(...))` for many candidates at once (same formula, numpy, no Python loop)."""
     age_s = (now_us - created_us.astype(np.int64)) / 1_000_000.0
-    recency_ = np.clip(1.0 - age_s / config.RECENCY_MAX_AGE_SECONDS, 0.0, 1.0)
+    recency_ = np.clip(1.0 - age_s / RECENCY_MAX_AGE_SECONDS, 0.0, 1.0)
     reinforcement_ = np.minimum(
-        1.0, np.log2(1.0 + np.maximum(0, access_count)) / math.log2(1 + config.REINFORCEMENT_CAP)
+        1.0, np.log2(1.0 + np.maximum(0, access_count)) / math.log2(1 + REINFORCEMENT_CAP)
     )
     return (
         weights.w_relevance * np.clip(relevance, 0.0, 1.0)

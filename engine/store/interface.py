@@ -2,7 +2,8 @@
 
 `engine.store.records.RecordStore` (SQLite, engine/store/sqlite/) is the reference implementation; a second
 backend (PostgreSQL) implements the same protocols. The store is the source of truth: every derived index
-is rebuilt or reconciled from it, and `version()` tells an in-memory cache whether it is still valid.
+is built or reconciled from it, `version()` tells an in-memory cache cheaply whether anything changed, and
+the change log (`changes_since`) which memories did, so the cache catches up instead of being rebuilt.
 
 Nothing above the store sees SQL or a cursor: the modules that keep their own rows in the store (the
 ingestion ledger, the entity registry, replies under idempotency keys) read and write through the typed
@@ -11,9 +12,8 @@ methods of `Bookkeeping`, and rows that must commit with memories or edges trave
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,28 +22,24 @@ from engine.models import Edge, Memory, MemoryKind
 from engine.store.rows import (
     AlsoWrite,
     CandidateColumns,
+    DecayInputs,
     EntityRecord,
     FusionRow,
     LinkRow,
     MemoryRecord,
     PendingPair,
     ScoreInputs,
+    Tombstone,
 )
 
 
 class Transactions(Protocol):
     """Connection and versions: the store's version and its metadata."""
 
-    path: Path
     read_only: bool
+    shared: bool  # other engines may write it at the same time (PostgreSQL): see engine/index/replica.py
 
     def close(self) -> None: ...
-
-    def last_commit(self) -> int | None:
-        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
-        follows a write right after it commits knows from it whether that write is the only change since its
-        own version (another thread's commit in between makes it one of several)."""
-        ...
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's
@@ -66,6 +62,11 @@ class Transactions(Protocol):
         removed (both ends); and when its lexical window row is rewritten. The log keeps one entry per id
         (its latest change), deleted ids included. None: this store keeps no log (a read-only store older
         than it); the reader rebuilds what it holds when `version()` moves."""
+        ...
+
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on a thread of the store's) soon after another engine commits, where the store
+        can tell (PostgreSQL's LISTEN/NOTIFY); a store that cannot does nothing."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...
@@ -140,6 +141,19 @@ class MemoryStorage(Protocol):
     def ids_of_entity(self, entity_id: str) -> list[str]: ...
 
     def count(self) -> int: ...
+
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read (issue 29)."""
+        ...
 
     def count_entities(self) -> int: ...
 
@@ -391,6 +405,14 @@ class Bookkeeping(Protocol):
 
     def put_reply(self, key: str, operation: str, reply: str, keep: int) -> None:
         """Keep a reply under its key, then only the newest `keep` keys."""
+        ...
+
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        """Keep tombstones of forgotten memories (engine/store/tombstones.py; issue 29): not tied to memories."""
+        ...
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        """The newest `limit` tombstones, newest first."""
         ...
 
 

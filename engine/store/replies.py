@@ -1,12 +1,12 @@
 """Replies kept under an idempotency key in the record store: a client that retries a write (its connection
 dropped, the server restarted) with the same key gets the first reply instead of storing the memories twice.
-Bounded: only the newest `config.IDEMPOTENCY_KEYS_KEPT` keys are kept."""
+Bounded: only the newest `IDEMPOTENCY_KEYS_KEPT` keys are kept."""
 
 from __future__ import annotations
 
-from engine import config
 from engine.store.interface import Storage
 
+IDEMPOTENCY_KEYS_KEPT = 10_000  # the newest idempotency keys remembered (oldest forgotten first)
 
 class Replies:
     def __init__(self, store: Storage) -> None:
@@ -18,4 +18,4 @@ class Replies:
 
     def put(self, key: str, operation: str, reply: str) -> None:
         """Keep `reply` under `key`, dropping the oldest keys beyond the bound."""
-        self.store.put_reply(key, operation, reply, config.IDEMPOTENCY_KEYS_KEPT)
+        self.store.put_reply(key, operation, reply, IDEMPOTENCY_KEYS_KEPT)

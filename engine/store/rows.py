@@ -136,3 +136,28 @@ class PendingPair:
         return {"pending_id": self.pending_id, "memory_id_a": self.memory_a, "memory_id_b": self.memory_b,
                 "suggested": self.verdict, "reason": self.reason, "confidence": self.confidence,
                 "similarity": self.similarity, "detail": self.detail, "created_at_us": self.created_at}
+
+
+@dataclass(frozen=True, slots=True)
+class DecayInputs:
+    """What a memory's decay score is computed from (`engine.recall.scoring.decay_score`)."""
+
+    id: str
+    importance: float
+    created_at: datetime
+    last_accessed_at: datetime | None
+    access_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """What is left of a memory forgotten by criteria or by the sweep (engine/store/tombstones.py)."""
+
+    memory_id: str
+    forgotten_at: datetime
+    content_sha256: str
+    reason: str  # "criteria" or "sweep"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory_id": self.memory_id, "forgotten_at": self.forgotten_at.isoformat().replace("+00:00", "Z"),
+                "content_sha256": self.content_sha256, "reason": self.reason}

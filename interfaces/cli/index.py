@@ -60,7 +60,8 @@ def index_command(paths: Sequence[Path], extractor: str | None, file_seconds: fl
             summary_dict = remote.handle(request)
         click.echo(json_text(summary_dict))
         return
-    with MemoryEngine(obj["data_dir"]) as engine, _progress(enabled=not json_mode) as progress:
+    opened = MemoryEngine(obj["data_dir"], database=obj["database"])
+    with opened as engine, _progress(enabled=not json_mode) as progress:
         summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor,
                                 file_seconds=request.file_seconds)
     if json_mode:

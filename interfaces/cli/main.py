@@ -24,7 +24,6 @@ from engine.api import (
     ListRequest,
     RecallRequest,
     RememberRequest,
-    Request,
     ReviseRequest,
     StatsRequest,
 )
@@ -32,8 +31,17 @@ from engine.api.fields import wire_field
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import DEFAULT_PRESET, PRESETS
-from interfaces.cli.options import common_options, data_dir_option, field_option, format_option, server_option
-from interfaces.cli.output import cell, ensure_utf8_streams, json_text, plain
+from interfaces.cli.options import (
+    common_options,
+    data_dir_option,
+    database_option,
+    field_option,
+    format_option,
+    server_option,
+)
+from interfaces.cli.output import cell, ensure_utf8_streams, plain
+from interfaces.cli.retention import policy, print_forgotten, sweep
+from interfaces.cli.running import emit_json, json_mode, run_request
 from interfaces.errors import outcome_of
 
 
@@ -79,38 +87,16 @@ class HebbsGroup(click.Group):
             _fail(str(exc), outcome_of(exc).exit_code)
 
 
-def _engine() -> Any:
-    """The data dir's engine, or with `--server` / HEBBS_SERVER the running server that owns it."""
-    obj = click.get_current_context().obj
-    if obj.get("server"):
-        from interfaces.client import RemoteEngine
-
-        return RemoteEngine(obj["server"])
-    from engine.facade import MemoryEngine
-
-    return MemoryEngine(obj["data_dir"])
-
-
-def _run(request: Request) -> Any:
-    """Run a parsed request on the data dir's engine; the response."""
-    with _engine() as eng:
-        return eng.handle(request)
-
-
-def _json_mode() -> bool:
-    return bool(click.get_current_context().obj["format"] == "json")
-
-
-def _emit_json(payload: Any) -> None:
-    click.echo(json_text(payload))
+_run, _json_mode, _emit_json = run_request, json_mode, emit_json
 
 
 @click.group(cls=HebbsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @data_dir_option
+@database_option
 @server_option
 @format_option
 @click.version_option(package_name="hebbs-workbench")
-def main(data_dir: Path | None, server: str | None, fmt: str | None) -> None:
+def main(data_dir: Path | None, database: str | None, server: str | None, fmt: str | None) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
 
 
@@ -154,6 +140,7 @@ def remember(
 @click.option("--importance", type=float, help="New importance.")
 @click.option("--context", "context_json", help="New context (a JSON object).")
 @click.option("--entity-id", help="New entity.")
+@field_option("--context-mode", ReviseRequest, "context_mode", type=click.Choice(["merge", "replace"]))
 @common_options
 def revise(
     memory_id: str,
@@ -161,11 +148,12 @@ def revise(
     importance: float | None,
     context_json: str | None,
     entity_id: str | None,
+    context_mode: str,
 ) -> None:
     """Change a memory in place; the old state is kept as a linked revision."""
     request = ReviseRequest.parse(
         {"memory_id": memory_id, "content": content, "importance": importance, "context": context_json,
-         "entity_id": entity_id}
+         "entity_id": entity_id, "context_mode": context_mode}
     )
     _print_memory(_run(request))
 
@@ -174,18 +162,18 @@ def revise(
 @click.argument("memory_ids", nargs=-1)
 @click.option("--entity-id", help="Forget every memory of this entity (its exact id).")
 @click.option("--prefix", is_flag=True, help="Let --entity-id be an alias or unique prefix of the entity.")
+@field_option("--not-accessed-since", ForgetRequest, "not_accessed_since")
+@field_option("--access-count-below", ForgetRequest, "access_count_below", type=int)
+@field_option("--kind", ForgetRequest, "kind")
+@field_option("--decay-score-below", ForgetRequest, "decay_score_below", type=float)
+@field_option("--dry-run", ForgetRequest, "dry_run", is_flag=True)
 @common_options
-def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool) -> None:
-    """Forget memories by id, or all memories of an entity (exact id unless --prefix)."""
-    if not memory_ids and not entity_id:
-        raise click.UsageError("give memory ids or --entity-id")
-    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix}))
-    forgotten = response.forgotten
-    if _json_mode():
-        _emit_json(response.to_dict())
-    else:
-        derived = f" ({response.cascade_count} derived from a forgotten document)" if response.cascade_count else ""
-        click.echo(f"forgot {len(forgotten)} memor{'y' if len(forgotten) == 1 else 'ies'}{derived}")
+def forget(memory_ids: Sequence[str], entity_id: str | None, prefix: bool, **criteria: Any) -> None:
+    """Forget memories by id, all memories of an entity (exact id unless --prefix), or those matching criteria;
+    everything given is ANDed. --dry-run lists what would go."""
+    response = _run(ForgetRequest.parse({"memory_ids": list(memory_ids), "entity_id": entity_id, "prefix": prefix,
+                                         **criteria}))
+    print_forgotten(response)
 
 
 # --- reads -------------------------------------------------------------------------------------------
@@ -420,9 +408,14 @@ def _detail_label(d: dict[str, Any]) -> str:
 
 
 from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+from interfaces.cli.review import contradictions_command, insights_command, reflect_command  # noqa: E402
 from interfaces.cli.serve import keys, serve  # noqa: E402  (web and RPC frameworks load only when serving)
 
 main.add_command(index_command)
+for command in (reflect_command, insights_command, contradictions_command):
+    main.add_command(command)
+main.add_command(policy)
+main.add_command(sweep)
 main.add_command(serve)
 main.add_command(keys)
 

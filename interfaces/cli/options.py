@@ -13,6 +13,7 @@ import click
 
 from engine import config
 from engine.api.fields import wire_field
+from engine.store.opening import default_database
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["human", "json"])
@@ -30,24 +31,37 @@ server_option = click.option(
     help=f"Send the command to a running `hebbs serve` (REST URL, env {config.SERVER_ENV}; key from HEBBS_API_KEY) "
     "instead of opening the data dir.",
 )
+database_option = click.option(
+    "--database",
+    metavar="URL",
+    default=None,
+    help="Keep memories in a PostgreSQL database several servers share (postgresql://user@host:port/db; env "
+    "HEBBS_DATABASE_URL) instead of the data dir; --data-dir then only holds this process's derived indexes.",
+)
 format_option = click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
 
 
 def common_options(func: F) -> F:
-    """`--data-dir`, `--server` and `--format` on a command, falling back to the values given before the command
-    (and for the server, to `HEBBS_SERVER`)."""
+    """`--data-dir`, `--database`, `--server` and `--format` on a command, falling back to the values given
+    before the command (and to `HEBBS_DATABASE_URL`, `HEBBS_SERVER`). With a database, the data dir is only the
+    one given (else the engine's own temporary folder)."""
 
     @data_dir_option
+    @database_option
     @server_option
     @format_option
     @click.pass_context
     @functools.wraps(func)
     def wrapper(
-        ctx: click.Context, data_dir: Path | None, server: str | None, fmt: str | None, *args: Any, **kwargs: Any
+        ctx: click.Context, data_dir: Path | None, database: str | None, server: str | None, fmt: str | None,
+        *args: Any, **kwargs: Any
     ) -> Any:
         root = ctx.find_root().params
+        database = database or root.get("database") or default_database()
+        data_dir = data_dir or root.get("data_dir")
         ctx.obj = {
-            "data_dir": data_dir or root.get("data_dir") or config.default_data_dir(),
+            "data_dir": data_dir if database else data_dir or config.default_data_dir(),
+            "database": database,
             "server": server or root.get("server") or os.environ.get(config.SERVER_ENV) or None,
             "format": fmt or root.get("fmt") or "human",
         }

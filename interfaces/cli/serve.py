@@ -42,7 +42,7 @@ def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, index_roots:
     from interfaces.server import Tls, run_server
 
     ctx = click.get_current_context()
-    data_dir = Path(ctx.obj["data_dir"])
+    data_dir = ctx.obj["data_dir"]
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     tls = Tls(tls_cert, tls_key) if tls_cert is not None and tls_key is not None else None
@@ -54,8 +54,8 @@ def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, index_roots:
     if no_auth:
         click.echo("hebbs: WARNING: --no-auth: anyone who can reach this port can read and change every memory",
                    err=True)
-    run_server(data_dir, host=host, rest_port=rest_port, grpc_port=grpc_port, auth=not no_auth,
-               chroma_url=chroma_url, index_roots=index_roots, allowed_hosts=allowed_hosts, tls=tls,
+    run_server(data_dir, database=ctx.obj["database"], host=host, rest_port=rest_port, grpc_port=grpc_port,
+               auth=not no_auth, chroma_url=chroma_url, index_roots=index_roots, allowed_hosts=allowed_hosts, tls=tls,
                announce=lambda text: click.echo(text, err=True))
 
 

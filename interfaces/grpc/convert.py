@@ -7,7 +7,8 @@ parameters (two configs that disagree on a parameter are refused, never silently
 
 from __future__ import annotations
 
-from datetime import datetime
+import time
+from datetime import datetime, timedelta
 from typing import Any
 
 from google.protobuf import json_format, struct_pb2
@@ -17,6 +18,7 @@ from engine import config, ids
 from engine.errors import InvalidContextError, ValidationError
 from engine.models import Memory, MemoryKind, RecallResult, StrategyDetail
 from engine.store.rows import from_micros
+from engine.subscribe import Push
 
 STRATEGY_OF = {pb.SIMILARITY: "similarity", pb.TEMPORAL: "temporal", pb.CAUSAL: "causal", pb.ANALOGICAL: "analogical"}
 STRATEGY_TO = {name: number for number, name in STRATEGY_OF.items()}
@@ -33,6 +35,7 @@ KIND_TO = {
     MemoryKind.PROPOSITION: pb.MEMORY_KIND_PROPOSITION,
 }
 KIND_OF = {number: kind.value for kind, number in KIND_TO.items()}
+CONTEXT_MODE_OF = {pb.CONTEXT_MODE_MERGE: "merge", pb.CONTEXT_MODE_REPLACE: "replace"}
 
 
 def memory_id(raw: bytes, what: str = "memory_id") -> str:
@@ -91,6 +94,7 @@ def memory_to_proto(memory: Memory) -> Any:
         last_accessed_at=_micros(memory.last_accessed_at),
         access_count=memory.access_count,
         kind=KIND_TO.get(memory.kind, pb.MEMORY_KIND_UNSPECIFIED),
+        decay_score=memory.decay_score or 0.0,
     )
     context = _struct(memory.context)
     if context is not None:
@@ -173,6 +177,8 @@ def revise_fields(request: Any) -> dict[str, Any]:
             fields[name] = getattr(request, name)
     if request.HasField("context"):
         fields["context"] = context_of(request)
+    if request.context_mode != pb.CONTEXT_MODE_UNSPECIFIED:
+        fields["context_mode"] = CONTEXT_MODE_OF.get(request.context_mode, _name(pb.ContextMode, request.context_mode))
     return fields
 
 
@@ -234,11 +240,53 @@ def prime_fields(request: Any) -> dict[str, Any]:
     return fields
 
 
-def forget_fields(request: Any) -> dict[str, Any]:
-    for name in ("staleness_threshold_us", "access_count_floor", "memory_kind", "decay_score_floor"):
-        if request.HasField(name):
-            raise ValidationError(f"forget by {name} is not supported; give memory_ids or entity_id")
+def forget_fields(request: Any, now: datetime) -> dict[str, Any]:
+    """`staleness_threshold_us` is an age: not accessed in that many microseconds before `now`."""
     fields: dict[str, Any] = {"memory_ids": [memory_id(raw) for raw in request.memory_ids]}
     if request.HasField("entity_id") and request.entity_id:
         fields["entity_id"] = request.entity_id
+    if request.HasField("staleness_threshold_us"):
+        if request.staleness_threshold_us <= 0:
+            raise ValidationError(f"staleness_threshold_us must be positive, got {request.staleness_threshold_us}")
+        age = request.staleness_threshold_us
+        try:
+            fields["not_accessed_since"] = (now - timedelta(microseconds=age)).isoformat()
+        except OverflowError:
+            raise ValidationError(f"staleness_threshold_us {age} reaches back before the year 1") from None
+    if request.HasField("access_count_floor"):
+        fields["access_count_below"] = request.access_count_floor
+    if request.HasField("memory_kind"):
+        fields["kind"] = KIND_OF.get(request.memory_kind, _name(pb.MemoryKind, request.memory_kind))
+    if request.HasField("decay_score_floor"):
+        fields["decay_score_below"] = request.decay_score_floor
     return fields
+
+
+def policy_fields(request: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name in ("tenant_id", "max_snapshots_per_memory", "auto_forget_threshold", "decay_half_life_days"):
+        if request.HasField(name):
+            fields[name] = getattr(request, name)
+    return fields
+
+
+def subscribe_fields(request: Any) -> dict[str, Any]:
+    """The SDK's SubscribeRequest as the engine's subscribe fields; what this engine does not filter by is refused."""
+    if len(request.kind_filter):
+        raise ValidationError("kind_filter is not supported by this server's subscriptions; leave it unset")
+    for name in ("time_scope_us", "coarse_threshold"):
+        if request.HasField(name):
+            raise ValidationError(f"{name} is not supported by this server's subscriptions; leave it unset")
+    fields: dict[str, Any] = {"confidence_threshold": request.confidence_threshold}
+    if request.HasField("entity_id") and request.entity_id:
+        fields["entity_id"] = request.entity_id
+    if request.HasField("output_buffer_size"):
+        fields["queue_size"] = request.output_buffer_size
+    return fields
+
+
+def push_to_proto(subscription_id: int, push: Push[RecallResult]) -> Any:
+    return pb.SubscribePushMessage(
+        subscription_id=subscription_id, memory=memory_to_proto(push.item.memory), confidence=push.confidence,
+        push_timestamp_us=int(time.time() * 1_000_000), sequence_number=push.sequence,
+    )

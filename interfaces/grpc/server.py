@@ -1,4 +1,4 @@
-"""The gRPC servicers: `hebbs.v1.MemoryService` and `HealthService` over `interfaces.service.HebbsService`.
+"""The gRPC servicers: `hebbs.v1.MemoryService` and `HealthService` over `interfaces.service.HebbsService`
 
 Each RPC converts its message to an engine operation (`interfaces.grpc.convert`), calls the service and
 converts the response back; a `HebbsError` becomes the status code of `interfaces.errors` with the
@@ -20,6 +20,7 @@ from interfaces.auth import ListenError
 from interfaces.grpc import convert
 from interfaces.grpc.calls import rpc as _rpc
 from interfaces.grpc.reflect import ReflectServicer
+from interfaces.grpc.subscribe import SubscribeServicer
 from interfaces.listen import listen
 from interfaces.service import VERSION, HebbsService
 
@@ -60,13 +61,15 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
 
     @_rpc
     def Forget(self, request: Any, context: Any) -> Any:  # noqa: N802
-        response = self.service.call("forget", convert.forget_fields(request))
-        return pb.ForgetResponse(forgotten_count=len(response.forgotten), cascade_count=response.cascade_count)
+        fields = convert.forget_fields(request, self.service.engine.clock.now())
+        response = self.service.call("forget", fields)
+        return pb.ForgetResponse(forgotten_count=len(response.forgotten), cascade_count=response.cascade_count,
+                                 tombstone_count=response.tombstone_count)
 
     @_rpc
     def SetPolicy(self, request: Any, context: Any) -> Any:  # noqa: N802
-        context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                      "SetPolicy is not implemented: this engine has no decay or snapshot policies to set")
+        self.service.call("set_policy", convert.policy_fields(request))
+        return pb.SetPolicyResponse(applied=True)
 
 
 class HealthServicer(pb_grpc.HealthServiceServicer):
@@ -137,6 +140,7 @@ def serve_grpc(server: grpc.Server, service: HebbsService) -> grpc.Server:
     pb_grpc.add_MemoryServiceServicer_to_server(MemoryServicer(service), server)
     pb_grpc.add_ReflectServiceServicer_to_server(ReflectServicer(service), server)
     pb_grpc.add_HealthServiceServicer_to_server(HealthServicer(service), server)
+    pb_grpc.add_SubscribeServiceServicer_to_server(SubscribeServicer(service), server)
     server.start()
     return server
 

@@ -32,11 +32,14 @@ from interfaces.http.schemas import (
     ForgetBody,
     IndexBody,
     MemoryBody,
+    PolicyBody,
     PrimeBody,
     RecallBody,
     RescoreBody,
     ReviseBody,
+    SweepBody,
 )
+from interfaces.http.subscribe import add_subscribe_routes
 from interfaces.http.uploads import save_uploads, upload_name
 from interfaces.http.wire import forget_to_wire, memory_to_wire, recall_to_wire
 from interfaces.service import VERSION, HebbsService, PartialWriteError
@@ -196,8 +199,35 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
 
     @app.post("/v1/forget", tags=["memories"], dependencies=guarded)
     def forget(body: ForgetBody) -> dict[str, Any]:
-        """Forget memories by id, or every memory of an entity."""
+        """Forget memories by id, every memory of an entity, or those matching criteria (not_accessed_since,
+        access_count_below, kind, decay_score_below): everything given is ANDed. `dry_run: true` lists what
+        would go and changes nothing. A forget by criteria leaves tombstones (GET /v1/tombstones)."""
         return forget_to_wire(call("forget", _renamed(body.fields(), {"ids": "memory_ids"})))
+
+    # --- policy ----------------------------------------------------------------------------------------
+    @app.get("/v1/policy", tags=["policy"], dependencies=guarded)
+    def get_policy() -> dict[str, Any]:
+        """The tenant's policy: decay half-life, auto-forget threshold, snapshots kept per memory."""
+        return dict(call("get_policy", {}).to_dict())
+
+    @app.put("/v1/policy", tags=["policy"], dependencies=guarded)
+    def set_policy(body: PolicyBody) -> dict[str, Any]:
+        """Change the tenant's policy (the official SDK's set_policy); values left out are kept."""
+        return dict(call("set_policy", body.fields()).to_dict())
+
+    @app.post("/v1/sweep", tags=["policy"], dependencies=guarded)
+    def sweep(body: SweepBody) -> dict[str, Any]:
+        """The auto-forget sweep: forget every memory whose decay score is below the policy's
+        auto_forget_threshold, leaving tombstones; `dry_run: true` lists them and changes nothing."""
+        return forget_to_wire(call("sweep", body.fields()))
+
+    @app.get("/v1/tombstones", tags=["policy"], dependencies=guarded)
+    def tombstones(limit: Annotated[int, Query(ge=1, le=config.MAX_LIST_LIMIT)] = 100) -> dict[str, Any]:
+        """What is left of memories forgotten by criteria or by the sweep, newest first: id, time, reason
+        and the SHA-256 of the content (never the content)."""
+        with service.reading():
+            stones = service.engine.retention.tombstones.newest(limit)
+        return {"tombstones": [t.to_dict() for t in stones], "count": len(stones)}
 
     @app.post("/v1/memories/{memory_id}/edges", tags=["memories"], dependencies=guarded, status_code=201)
     def add_edges(memory_id: str, body: EdgesBody) -> dict[str, Any]:
@@ -277,6 +307,7 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
         return call("stats", {}).to_dict()
 
     add_review_routes(app, call, guarded)
+    add_subscribe_routes(app, service, guarded, _bearer)
 
     return app
 

@@ -142,10 +142,16 @@ class BodyRefused(HTTPException):
 
 
 def _limited(receive: Any, send: Any, limit: int) -> Any:
+    """`receive` with the body's cap and deadline; once the whole body has arrived, `receive` is passed through
+    unguarded: what waits on it then is a response listening for the client to go away (a Server-Sent Events
+    stream waits for as long as the subscription lasts)."""
     seen = 0
+    complete = False
 
     async def guarded() -> Any:
-        nonlocal seen
+        nonlocal seen, complete
+        if complete:
+            return await receive()
         try:
             message = await asyncio.wait_for(receive(), config.BODY_READ_SECONDS)
         except TimeoutError:
@@ -154,6 +160,7 @@ def _limited(receive: Any, send: Any, limit: int) -> Any:
             seen += len(message.get("body", b""))
             if seen > limit:
                 raise BodyRefused(413, _too_large(limit))
+            complete = not message.get("more_body", False)
         return message
 
     return guarded

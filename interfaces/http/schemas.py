@@ -25,8 +25,11 @@ from engine.api.requests import (
     RememberRequest,
     RescoreRequest,
     ReviseRequest,
+    SetPolicyRequest,
+    SweepRequest,
 )
 from engine.api.reviews import ContradictionCommitRequest, ReflectCommitRequest, ReflectRequest
+from engine.api.subscriptions import FeedRequest, SubscribeRequest
 
 
 class Body(BaseModel):
@@ -75,6 +78,10 @@ if TYPE_CHECKING:  # for a type checker each body is a `Body`; at run time each 
     PrimeBody = Body
     RescoreBody = Body
     IndexBody = Body
+    PolicyBody = Body
+    SweepBody = Body
+    SubscribeBody = Body
+    FeedBody = Body
     ReflectBody = Body
     ReflectCommitBody = Body
     VerdictsBody = Body
@@ -94,6 +101,10 @@ else:
     })
     RescoreBody = _body("RescoreBody", None, RescoreRequest, required=("results",))
     IndexBody = _body("IndexBody", None, IngestRequest, required=("paths",))
+    PolicyBody = _body("PolicyBody", "The policy values to change; the others are kept.", SetPolicyRequest)
+    SweepBody = _body("SweepBody", None, SweepRequest)
+    SubscribeBody = _body("SubscribeBody", None, SubscribeRequest)
+    FeedBody = _body("FeedBody", None, FeedRequest, required=("text",))
     ReflectBody = _body("ReflectBody", "The scope: an entity (default: every memory) and a start time.", ReflectRequest)
     ReflectCommitBody = _body("ReflectCommitBody", None, ReflectCommitRequest, required=("session_id", "insights"))
     VerdictsBody = _body("VerdictsBody", None, ContradictionCommitRequest, required=("verdicts",))

@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from engine import config, validation
+from engine import validation
 from engine.errors import ValidationError
 from engine.uploads import uploads_dir
 
+MAX_UPLOAD_NAME_BYTES = 255  # one component of an uploaded file's name (what file systems allow)
 
 def upload_name(raw: str | None) -> PurePosixPath:
     """The relative name an uploaded file is kept under; ValidationError with the reason for one the server
@@ -35,8 +36,8 @@ def upload_name(raw: str | None) -> PurePosixPath:
     for part in parts:
         if part in ("", ".", ".."):
             raise ValidationError(f"an uploaded file name must not have an empty, '.' or '..' part: {name!r}")
-        if len(part.encode("utf-8")) > config.MAX_UPLOAD_NAME_BYTES:
-            raise ValidationError(f"a part of an uploaded file name is over {config.MAX_UPLOAD_NAME_BYTES} bytes: "
+        if len(part.encode("utf-8")) > MAX_UPLOAD_NAME_BYTES:
+            raise ValidationError(f"a part of an uploaded file name is over {MAX_UPLOAD_NAME_BYTES} bytes: "
                                   f"{part[:40]!r}...")
         bad = next((c for c in part if unicodedata.category(c) in ("Cc", "Cf")), None)
         if bad is not None:

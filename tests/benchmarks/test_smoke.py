@@ -37,6 +37,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory, embedder: SentenceTransforme
     return out
 
 
+@pytest.mark.slow
 def test_perf_json_has_every_operation_with_percentiles_and_ratios(smoke: Path) -> None:
     perf = json.loads((smoke / "results" / "perf.json").read_text())
     rows = {(r["system"], r["operation"]): r for r in perf["results"]}
@@ -61,6 +62,7 @@ def test_perf_json_has_every_operation_with_percentiles_and_ratios(smoke: Path) 
     assert perf["machine"]["cores"] >= 1
 
 
+@pytest.mark.slow
 def test_locomo_json_has_fractional_recall_growing_with_k(smoke: Path) -> None:
     result = json.loads((smoke / "results" / "locomo.json").read_text())
     if result.get("skipped"):
@@ -90,6 +92,7 @@ def test_locomo_json_has_fractional_recall_growing_with_k(smoke: Path) -> None:
         assert agg["hit@10"] >= agg["R@10"] - 1e-9 or agg["R@10"] == 1.0  # a found turn's session is found
 
 
+@pytest.mark.slow
 def test_docs_are_written_with_tables_and_plots(smoke: Path) -> None:
     doc = (smoke / "docs" / "benchmarks.md").read_text()
     assert "## Speed" in doc and "## Recall quality: LoCoMo" in doc and "## Machine" in doc
@@ -108,6 +111,7 @@ def test_evidence_is_parsed_leniently() -> None:
     assert locomo.recall_at_k(["D1:3", "D2:1"], ("D1:3", "D4:4")) == 0.5
 
 
+@pytest.mark.slow
 def test_locomo_is_skipped_with_a_message_when_absent(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:
     code = run.main(
         [

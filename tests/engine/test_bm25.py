@@ -13,6 +13,7 @@ import pytest
 
 from engine import config
 from engine.models import Memory, MemoryKind
+from engine.store import windows
 from engine.store.records import RecordStore
 from engine.store.rows import MemoryRecord
 from engine.store.sqlite import fulltext
@@ -125,7 +126,7 @@ def test_a_conversation_messages_window_carries_the_day_it_was_said(tmp_path: Pa
                   MemoryKind.EPISODE, said, said, None, 0)
     note = Memory("n", "hiking boots need new laces", 0.5, {}, None, MemoryKind.EPISODE, said, said, None, 0)
     store.insert([MemoryRecord(m, np.zeros(4, dtype=np.float32), {}) for m in (chat, note)], [])
-    assert fulltext.date_line(1_683_554_160_000_000, {"conversation": "c"}) == "8 May 2023"
+    assert windows.date_line(1_683_554_160_000_000, {"conversation": "c"}) == "8 May 2023"
     # The month and year match the chat's window only (a note's creation time is not when it happened),
     # and never its own text.
     assert [i for i, _ in store.lexical_search("window_text", ["hiking", "2023"], 10)][0] == "m"

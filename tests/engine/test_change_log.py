@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +33,8 @@ def _text(words: list[int]) -> str:
     return " ".join(WORDS[w % len(WORDS)] for w in words) or "empty note"
 
 
-def test_the_log_names_each_changed_memory_once_in_commit_order(engine: MemoryEngine) -> None:
+def test_the_log_names_each_changed_memory_once_in_commit_order(engine_on_each_store: MemoryEngine) -> None:
+    engine = engine_on_each_store
     store = engine._store  # noqa: SLF001 - the store's log is what is under test
     start = store.change_seq()
     a = engine.remember("the webhook broke", context={"conversation": "c", "session": 1})
@@ -151,6 +153,7 @@ _OTHER_PROCESS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     ours=OPS,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine import MemoryEngine, config
+from engine import MemoryEngine, structures
 from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
 from engine.embedding import Embedder
@@ -145,8 +145,8 @@ def test_a_revise_while_pending_keeps_each_text_with_its_own_structure(
 def test_the_idle_worker_empties_the_queue_once_writes_pause(
     engine: MemoryEngine, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(config, "STRUCTURE_IDLE_SECONDS", 30.0)
-    monkeypatch.setattr(config, "STRUCTURE_IDLE_BATCH", 3)
+    monkeypatch.setattr(structures, "STRUCTURE_IDLE_SECONDS", 30.0)
+    monkeypatch.setattr(structures, "STRUCTURE_IDLE_BATCH", 3)
     ids = _remember(engine)
     follower = engine._structures  # noqa: SLF001 - the worker is what is under test
     assert engine.pending_structures() == len(TEXTS)  # no pause yet on the engine's clock: nothing extracted
@@ -171,7 +171,7 @@ def test_an_ingest_holds_the_idle_worker_until_it_ends(
     engine: MemoryEngine, clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The pauses between an ingest's commits are not idle time: the worker does not parse beside it."""
-    monkeypatch.setattr(config, "STRUCTURE_IDLE_SECONDS", 30.0)
+    monkeypatch.setattr(structures, "STRUCTURE_IDLE_SECONDS", 30.0)
     _remember(engine)
     follower = engine._structures  # noqa: SLF001 - the worker's idea of idle time is what is under test
     folder = tmp_path / "docs"
@@ -193,11 +193,12 @@ def test_an_ingest_holds_the_idle_worker_until_it_ends(
     _wait_for(lambda: engine.pending_structures() == 0)
 
 
+@pytest.mark.slow
 def test_close_stops_the_worker_promptly_and_what_is_left_stays_pending(
     data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(config, "STRUCTURE_IDLE_SECONDS", 0.0)
-    monkeypatch.setattr(config, "STRUCTURE_IDLE_BATCH", 4)
+    monkeypatch.setattr(structures, "STRUCTURE_IDLE_SECONDS", 0.0)
+    monkeypatch.setattr(structures, "STRUCTURE_IDLE_BATCH", 4)
     many = [f"{t} ({n})" for n in range(40) for t in TEXTS]  # 320 texts: far more than one batch
     engine = MemoryEngine(data_dir, embedder=embedder, clock=clock)
     try:

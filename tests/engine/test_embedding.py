@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import MemoryEngine, config
-from engine.embedding import OnnxEmbedder, SentenceTransformerEmbedder, create_embedder
-from engine.errors import ValidationError
+from engine import MemoryEngine, config, model_files
+from engine.embedding import ONNX_BATCH_ROWS, OnnxEmbedder, SentenceTransformerEmbedder, create_embedder
+from engine.errors import ModelLoadError, ValidationError
 from engine.onnx_export import ensure_exported
 
 TEXTS = [
@@ -31,6 +32,7 @@ def torch_embedder() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
 
 
+@pytest.mark.slow
 def test_onnx_and_torch_give_the_same_vectors(torch_embedder: SentenceTransformerEmbedder) -> None:
     onnx = OnnxEmbedder(batch_size=4)  # several sub-batches of different lengths, run concurrently
     texts = TEXTS * 3
@@ -46,11 +48,11 @@ def test_onnx_and_torch_give_the_same_vectors(torch_embedder: SentenceTransforme
 
 
 def test_a_batch_embeds_each_text_as_alone() -> None:
-    """The batch path (texts sorted by length, cut into padded runs of `config.ONNX_BATCH_ROWS` rows, run on
+    """The batch path (texts sorted by length, cut into padded runs of `ONNX_BATCH_ROWS` rows, run on
     two threads) gives every text the vector it gets when embedded alone, to 1e-6 in cosine."""
     onnx = OnnxEmbedder()
     sentence = "the team moved the launch after the audit found a gap in the billing export"
-    texts = [f"{sentence[: 3 + 5 * i % len(sentence)]} ({i})" for i in range(3 * config.ONNX_BATCH_ROWS + 5)]
+    texts = [f"{sentence[: 3 + 5 * i % len(sentence)]} ({i})" for i in range(3 * ONNX_BATCH_ROWS + 5)]
     texts += TEXTS  # the empty text, unicode, one over the 256-token limit
     batch = onnx.encode(texts).astype(np.float64)
     alone = np.vstack([onnx.encode([t]) for t in texts]).astype(np.float64)
@@ -96,3 +98,33 @@ def test_onnx_recall_path_never_imports_torch(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != config.EMBEDDING_BACKEND_ENV}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_export_keeps_what_the_onnx_runtime_reads_beside_the_graph() -> None:
+    folder = ensure_exported().parent
+    manifest = json.loads((folder / model_files.MANIFEST).read_text())
+    assert manifest["model"] == config.DEFAULT_EMBEDDING_MODEL and manifest["format"] == model_files.EXPORT_FORMAT
+    weights = model_files.resolve_model_path(config.DEFAULT_EMBEDDING_MODEL)
+    for name in model_files.RUNTIME_FILES:
+        assert (folder / name).read_bytes() == (weights / name).read_bytes()
+
+
+def test_without_the_model_package_the_cached_export_embeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A core install has no model package (it requires torch): the graph exported earlier into the model
+    cache, with the files copied beside it, gives the same vectors; an empty cache says how to make one."""
+    exported = ensure_exported().parent
+    copy = tmp_path / "cache" / exported.name
+    copy.mkdir(parents=True)
+    for path in exported.iterdir():
+        if path.name == model_files.ONNX_FILENAME or path.name in (*model_files.RUNTIME_FILES, model_files.MANIFEST):
+            os.link(path, copy / path.name)  # the same files, without copying 90 MB
+    expected = OnnxEmbedder().encode(TEXTS)
+
+    def not_installed(name: str) -> Path:
+        raise ModelLoadError(f"the bundled model package for {name} is not installed")
+
+    monkeypatch.setattr(model_files, "resolve_model_path", not_installed)
+    got = OnnxEmbedder(cache_dir=tmp_path / "cache").encode(TEXTS)
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    with pytest.raises(ModelLoadError, match=r"is not installed; nor is a graph .*\[export\]"):
+        OnnxEmbedder(cache_dir=tmp_path / "empty").encode(["a"])

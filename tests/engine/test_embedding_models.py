@@ -18,13 +18,13 @@ from engine import MemoryEngine, config
 from engine.embedding import Embedder, OnnxEmbedder, create_embedder
 from engine.errors import EmbeddingModelMismatchError, ModelLoadError
 from engine.model_files import resolve_model_path
-from engine.model_parts import assembled_dir
+from engine.model_parts import MPNET_PART_PACKAGES, assembled_dir
 from interfaces.cli import main
 
 
 def _mpnet_installed() -> bool:
     try:
-        importlib.metadata.distribution(config.MPNET_PART_PACKAGES[-1])
+        importlib.metadata.distribution(MPNET_PART_PACKAGES[-1])
     except importlib.metadata.PackageNotFoundError:
         return (assembled_dir(config.MPNET_EMBEDDING_MODEL) / "model.safetensors").is_file()
     return True

@@ -35,6 +35,7 @@ def other_process(data_dir: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_a_second_process_is_refused_and_told_who_owns_the_data_dir(
     data_dir: Path, embedder: SentenceTransformerEmbedder
 ) -> None:

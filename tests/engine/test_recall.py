@@ -16,6 +16,7 @@ from engine.errors import (
     InvalidWeightsError,
     MemoryNotFoundError,
 )
+from engine.index.vector import HNSW_EF_CONSTRUCTION, VECTOR_COLLECTION
 from engine.recall import calibration, scoring
 from engine.recall.strategies import pool_parts
 
@@ -89,6 +90,7 @@ def test_ef_search_is_validated_and_passed_to_the_index(engine: MemoryEngine, st
         engine.recall("contract", ef_search=0)
 
 
+@pytest.mark.slow
 def test_chroma_search_breadth_follows_ef_search(tmp_path: Path) -> None:
     """hnswlib searches with max(ef, k); the index asks Chroma for max(k, ef_search) neighbours."""
     import numpy as np
@@ -116,22 +118,21 @@ def test_chroma_search_breadth_follows_ef_search(tmp_path: Path) -> None:
 
 
 def test_a_new_collection_is_built_with_the_configured_effort_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
-    """config.HNSW_EF_CONSTRUCTION reaches Chroma for new collections; one made with another value (a store
+    """HNSW_EF_CONSTRUCTION reaches Chroma for new collections; one made with another value (a store
     from before) still opens, keeps its value and its vectors."""
     import chromadb
     import numpy as np
 
-    from engine import config
     from engine.index.vector import VectorIndex
 
     fresh = VectorIndex.open_embedded(tmp_path / "fresh")
-    assert fresh._collection.configuration["hnsw"]["ef_construction"] == config.HNSW_EF_CONSTRUCTION
+    assert fresh._collection.configuration["hnsw"]["ef_construction"] == HNSW_EF_CONSTRUCTION
 
     old_path = tmp_path / "old"
     client = chromadb.PersistentClient(path=str(old_path), settings=chromadb.Settings(anonymized_telemetry=False))
-    other = config.HNSW_EF_CONSTRUCTION + 36
+    other = HNSW_EF_CONSTRUCTION + 36
     old = client.get_or_create_collection(
-        config.VECTOR_COLLECTION,
+        VECTOR_COLLECTION,
         configuration={"hnsw": {"space": "cosine", "ef_search": 1, "ef_construction": other}},
         embedding_function=None,
     )
@@ -312,6 +313,7 @@ def test_top_k_cuts_and_bounds(engine: MemoryEngine, story: dict) -> None:
         engine.recall("x", top_k=0)
 
 
+@pytest.mark.slow
 def test_batched_recall_corpus_scales(engine: MemoryEngine) -> None:
     engine.remember_many(
         [

@@ -12,7 +12,8 @@ exercised.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pytest
 from engine import MemoryEngine, config
 from engine.analogy.text import StoredEpisode, episode
 from engine.api.requests import build_request
+from engine.clock import ManualClock
 from engine.embedding import Embedder
 from engine.index.candidates import CandidateTable
 from engine.index.derived import DerivedIndexes
@@ -29,9 +31,11 @@ from engine.index.vector import VectorIndex
 from engine.models import RecallResult, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
 from engine.recall.lexical_query import terms
+from engine.store import windows
 from engine.store.records import RecordStore
 from engine.store.rows import NO_EPISODE, FusionRow, ScoreInputs, from_micros
 from engine.store.sqlite import fulltext
+from tests.conftest import START
 from tests.engine.concurrency import failures_beside
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
@@ -57,21 +61,33 @@ def _plain_rows(store: RecordStore, ids: Sequence[str], with_embeddings: bool) -
     return out
 
 
-@pytest.fixture
-def store_engine(engine: MemoryEngine) -> MemoryEngine:
+@pytest.fixture(scope="module")
+def store_template(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Path:
+    """The store, written once for the module and closed: each test opens its own copy of it."""
+    path = tmp_path_factory.mktemp("parity") / "data"
     assert CHATS, "the sample chats are missing"
-    summary = engine.ingest(CHATS)
-    assert not summary.skipped
-    messages = engine.list_memories(kind="episode", limit=10_000)
-    engine.remember_many(
-        [
-            {"content": "The webhook retry queue was drained by hand after the incident"},
-            {"content": "Annual contracts get a pricing discount", "context": {"team": {"name": "sales"}}},
-        ]
-    )
-    engine.forget(memory_ids=[messages[len(messages) // 2].id])
-    engine.revise(messages[3].id, content=messages[3].content + " (confirmed later)")
-    return engine
+    with MemoryEngine(path, embedder=embedder, clock=ManualClock(START)) as engine:
+        summary = engine.ingest(CHATS)
+        assert not summary.skipped
+        messages = engine.list_memories(kind="episode", limit=10_000)
+        engine.remember_many(
+            [
+                {"content": "The webhook retry queue was drained by hand after the incident"},
+                {"content": "Annual contracts get a pricing discount", "context": {"team": {"name": "sales"}}},
+            ]
+        )
+        engine.forget(memory_ids=[messages[len(messages) // 2].id])
+        engine.revise(messages[3].id, content=messages[3].content + " (confirmed later)")
+    return path
+
+
+@pytest.fixture
+def store_engine(
+    store_template: Path, data_dir: Path, embedder: Embedder, clock: ManualClock
+) -> Iterator[MemoryEngine]:
+    shutil.copytree(store_template, data_dir)
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
+        yield engine
 
 
 def _requests(engine: MemoryEngine, cue: str) -> list[dict[str, object]]:
@@ -129,6 +145,7 @@ def test_fused_recall_with_one_read_per_pool_matches_the_plain_reads(store_engin
     _assert_same_as_plain(engine, fast)
 
 
+@pytest.mark.slow
 def test_candidate_table_follows_own_and_other_instances_writes(
     store_engine: MemoryEngine, data_dir: Path, embedder: Embedder
 ) -> None:
@@ -202,7 +219,7 @@ def test_fusion_rows_keys_name_the_same_episodes_as_the_contexts(store_engine: M
     for m in memories:
         key, vector, entity = rows[m.id]
         assert entity == m.entity_id
-        by_key.setdefault(key, set()).add(fulltext.episode_key(m.context))
+        by_key.setdefault(key, set()).add(windows.episode_key(m.context))
         assert vector is not None and np.array_equal(vector, store.embeddings([m.id])[m.id])
         assert (key == NO_EPISODE) == all(m.context.get(k) is None for k in config.EPISODE_KEYS)
     assert all(len(keys) == 1 for keys in by_key.values())  # one fusion key <=> one episode

@@ -6,6 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from engine import MemoryEngine, NewMemory, config
 from engine.clock import ManualClock
@@ -58,6 +59,7 @@ def test_memories_written_after_a_forget_stay_findable(
     assert {n.id for n in raw.query(embedder.encode(["Umbrella lab lease"])[0], 2)} == {kept.id, other.id}
 
 
+@pytest.mark.slow
 def test_erasing_forgets_beside_recalls_in_other_threads_leave_chromas_file_sound(
     data_dir: Path, embedder: Embedder, clock: ManualClock
 ) -> None:

@@ -300,10 +300,9 @@ def test_bad_files_are_skipped_with_a_reason(
 def test_a_failure_midway_keeps_what_was_indexed_and_a_rerun_completes_it(
     engine: MemoryEngine, write: Write, nlp: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine import config
 
     folder = story(write)
-    monkeypatch.setattr(config, "INGEST_DOCUMENT_BATCH", 1)
+    monkeypatch.setattr(pipeline, "INGEST_DOCUMENT_BATCH", 1)
     real_write, calls = pipeline._write, []
 
     def failing(*args: object, **kwargs: object) -> None:

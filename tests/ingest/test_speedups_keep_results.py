@@ -27,6 +27,7 @@ class _EveryCue(dict[str, list[tuple[tuple[str, ...], str]]]):
         return list(roles._CLAUSE_CUES)
 
 
+@pytest.mark.slow
 def test_clause_cues_indexed_by_first_word_give_the_same_structures(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = _sample_sentences()
     extractor = EpisodeExtractor()

@@ -45,6 +45,7 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
+@pytest.mark.slow
 def test_recall_through_a_server_on_a_chroma_server(
     chroma_url: str, in_process: Callable[..., InProcess]
 ) -> None:
@@ -60,6 +61,7 @@ def test_recall_through_a_server_on_a_chroma_server(
         assert http.get("/v1/stats").json()["vector_index"] == 3
 
 
+@pytest.mark.slow
 def test_an_emptied_collection_is_rebuilt_from_the_record_store(
     chroma_url: str, tmp_path: Path, embedder: SentenceTransformerEmbedder
 ) -> None:

@@ -7,7 +7,11 @@ import threading
 import time
 from collections import Counter
 
+import pytest
+
 from tests.interfaces.conftest import Served
+
+pytestmark = pytest.mark.slow
 
 DURATION = 4.0  # seconds of mixed traffic per client
 ENTITY = "concurrency"

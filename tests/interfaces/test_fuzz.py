@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from tests.interfaces.conftest import Served
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = 12
 # Indexing reads the server's own file system: a generated path could be any folder on this machine.
 SKIPPED = {"/v1/index", "/v1/upload"}

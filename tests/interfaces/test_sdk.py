@@ -170,6 +170,7 @@ def test_the_sdk_ranking_equals_the_clis_for_the_same_data_and_weights(
     assert len(sdk[0]) == len(sdk[1]) == len(FACTS)
 
 
+@pytest.mark.slow
 def test_the_cli_talks_to_the_server_with_server_url(served: Served) -> None:
     hebbs = str(Path(sys.executable).with_name("hebbs"))
     env = {"HEBBS_API_KEY": served.key, "HEBBS_SERVER": served.rest, "PATH": "/usr/bin:/bin"}
@@ -193,14 +194,22 @@ def test_the_cli_talks_to_the_server_with_server_url(served: Served) -> None:
     assert cli("forget", memory_id).returncode == 0
 
 
-def test_set_policy_answers_unimplemented_with_a_reason(served: Served) -> None:
-    import grpc
-    from hebbs._generated import hebbs_pb2 as pb
-    from hebbs._generated import hebbs_pb2_grpc as pb_grpc
+def test_set_policy_is_applied_and_kept(served: Served) -> None:
+    """The SDK's set_policy over gRPC changes the policy REST then reads; a bad value is INVALID_ARGUMENT."""
 
-    with grpc.insecure_channel(served.grpc) as channel:
-        stub = pb_grpc.MemoryServiceStub(channel)
-        with pytest.raises(grpc.RpcError) as caught:
-            stub.SetPolicy(pb.SetPolicyRequest(), metadata=[("authorization", f"Bearer {served.key}")], timeout=30)
-    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
-    assert "not implemented" in (caught.value.details() or "")
+    async def scenario() -> bool:
+        async with HebbsClient(served.grpc, api_key=served.key) as client:
+            with pytest.raises(HebbsInvalidArgumentError, match="decay_half_life_days"):
+                await client.set_policy(decay_half_life_days=-1)
+            applied = await client.set_policy(decay_half_life_days=12.5, max_snapshots_per_memory=50)
+            made = await client.remember("A policy probe.", importance=0.6)
+            assert made.decay_score == pytest.approx(0.6, abs=1e-3)
+            return applied
+
+    before = served.client().get("/v1/policy").json()
+    assert before["decay_half_life_days"] != 12.5
+    assert run(scenario()) is True
+    after = served.client().get("/v1/policy").json()
+    assert (after["decay_half_life_days"], after["max_snapshots_per_memory"]) == (12.5, 50)
+    assert after["auto_forget_threshold"] == before["auto_forget_threshold"]  # not given: kept
+    served.client().put("/v1/policy", json={"decay_half_life_days": before["decay_half_life_days"]})

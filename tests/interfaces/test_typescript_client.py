@@ -66,6 +66,7 @@ def test_the_generated_types_match_the_servers_openapi_schema(served: Served) ->
         "`make ts-schema HEBBS_URL=<a running hebbs serve>` and commit clients/typescript/{openapi.json,src/schema.ts}")
 
 
+@pytest.mark.slow
 def test_every_client_method_against_a_real_server(served: Served, installed: None) -> None:
     env = {**os.environ, "HEBBS_URL": served.rest, "HEBBS_API_KEY": served.key}
     done = _npm("test", env=env)

@@ -26,10 +26,12 @@ def seed(engine: MemoryEngine) -> list[str]:
 
 def snapshot(engine: MemoryEngine) -> dict[str, Any]:
     """Everything a hostile call could have changed in the record store: every memory (revisions too, access
-    counts included) and every edge. (Chroma's count is compared once per table: opening it per case is slow.)"""
+    counts included) and every edge. (Chroma's count is compared once per table: opening it per case is slow.)
+    Decay scores are left out: they follow the clock, not the store."""
     page = engine.list_page(limit=1000, include_revisions=True)
     edges = sorted((e.source, e.target, e.type.value) for m in page.memories for e in engine.edges_of(m.id))
-    return {"memories": page.to_dict(), "edges": edges}
+    memories = [{k: v for k, v in m.to_dict().items() if k != "decay_score"} for m in page.memories]
+    return {"memories": memories, "total": page.total, "edges": edges}
 
 
 @pytest.fixture(scope="module")

@@ -56,10 +56,10 @@ def index_until_killed(data_dir: str, folder: str, ack_path: str) -> None:
 def remember_deferred_until_killed(data_dir: str, ack_path: str, trial: int) -> None:
     """Batched remembers whose structures are deferred, with the idle worker extracting them at once (no
     pause needed), so a kill lands inside a write, a worker's extraction or its commit."""
-    from engine import MemoryEngine, config
+    from engine import MemoryEngine, structures
 
-    config.STRUCTURE_IDLE_SECONDS = 0.0
-    config.STRUCTURE_IDLE_BATCH = 4
+    structures.STRUCTURE_IDLE_SECONDS = 0.0
+    structures.STRUCTURE_IDLE_BATCH = 4
     with MemoryEngine(Path(data_dir), embedder=HashEmbedder()) as engine, open(ack_path, "a") as ack:
         n = 0
         while True:

@@ -28,6 +28,8 @@ from tests.trust.crash_worker import (
     write_until_killed,
 )
 
+pytestmark = pytest.mark.slow
+
 WRITE_TRIALS = 16
 INDEX_TRIALS = 8
 DEFERRED_TRIALS = 6

@@ -75,7 +75,7 @@ CASES: list[tuple[str, str, bytes, str]] = [
     ("Struct nested past protobuf's limit", "Remember", _nested(120), "not a valid Remember message"),
     ("Struct nested past the engine's limit", "Remember", _nested(40), "Remember"),
     ("memory id of 3 bytes", "Get", pb.GetRequest(memory_id=b"abc").SerializeToString(), "16 bytes"),
-    ("forget by an unknown kind", "Forget", pb.ForgetRequest(memory_kind=99).SerializeToString(), "memory_kind"),
+    ("forget by an unknown kind", "Forget", pb.ForgetRequest(memory_kind=99).SerializeToString(), "kind"),
 ]
 
 

@@ -37,6 +37,7 @@ def _create(data: Path, name: str) -> dict[str, str]:
 
 
 # --- item 7: key races ----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ten_concurrent_creates_keep_every_key(tmp_path: Path) -> None:
     with ThreadPoolExecutor(10) as pool:
         made = list(pool.map(lambda n: _create(tmp_path, f"agent-{n}"), range(10)))
@@ -46,6 +47,7 @@ def test_ten_concurrent_creates_keep_every_key(tmp_path: Path) -> None:
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".api_keys")]  # no temp file left
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("round_", range(3))
 def test_a_revocation_racing_creates_is_never_undone(tmp_path: Path, round_: int) -> None:
     first = [_create(tmp_path, f"old-{n}") for n in range(4)]
@@ -85,6 +87,7 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(view)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_a_read_only_data_dir_is_one_line_for_keys_and_serve(read_only_dir: Path) -> None:
     created = _hebbs(read_only_dir, "keys", "create")
     assert created.returncode == 1 and created.stderr.count("\n") == 1, created.stderr
@@ -105,6 +108,7 @@ def _modes(root: Path) -> dict[str, str]:
     return loose
 
 
+@pytest.mark.slow
 def test_everything_the_cli_writes_is_owner_only(tmp_path: Path) -> None:
     data = tmp_path / "data"
     for args in (["remember", "Initech's CTO resigned on Friday.", "--entity-id", "initech"],
@@ -179,6 +183,7 @@ def test_a_damaged_record_store_is_one_line_naming_it(tmp_path: Path, embedder: 
         MemoryEngine(data, embedder=embedder)
 
 
+@pytest.mark.slow
 def test_a_damaged_vector_index_says_delete_it_and_is_rebuilt(tmp_path: Path,
                                                               embedder: SentenceTransformerEmbedder) -> None:
     data = tmp_path / "data"

@@ -18,6 +18,7 @@ from engine.api.requests import ListRequest, RecallRequest, RememberRequest
 from engine.errors import ValidationError
 from engine.models import Signals
 from engine.recall.scoring import ScoringWeights, composite, signals_from
+from engine.validation import MAX_CONTEXT_BYTES
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -59,7 +60,7 @@ def test_remember_parse_accepts_only_valid_text(content: str, entity: str | None
     assert _valid_text(request.content) and request.content.strip()
     assert request.entity_id is None or _valid_text(request.entity_id)
     assert all(_valid_text(s) for s in _strings(request.context))
-    assert len(json.dumps(request.context).encode()) <= config.MAX_CONTEXT_BYTES
+    assert len(json.dumps(request.context).encode()) <= MAX_CONTEXT_BYTES
 
 
 @FAST

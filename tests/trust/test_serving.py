@@ -49,6 +49,7 @@ def _exit_of(proc: subprocess.Popen[bytes], timeout: float = 120) -> int:
 
 
 # --- item 1: exclusive ports ----------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("shared", ["grpc", "rest"])
 def test_two_servers_cannot_share_a_port(server: tuple[Server, Path], tmp_path: Path, shared: str) -> None:
     first, _ = server
@@ -69,6 +70,7 @@ def test_two_servers_cannot_share_a_port(server: tuple[Server, Path], tmp_path: 
     assert first.memories() == before + 8
 
 
+@pytest.mark.slow
 def test_a_port_another_program_holds_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
@@ -133,6 +135,7 @@ def test_a_non_loopback_host_warns_that_it_is_plain_text(tmp_path: Path) -> None
     assert "accepts connections from other machines" in done.stderr and "plain text" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed")
 def test_tls_serves_both_transports_and_index_is_off_without_roots(tmp_path: Path) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
@@ -235,6 +238,7 @@ def test_a_batch_over_the_cap_is_refused_whole(server: tuple[Server, Path]) -> N
     assert served.memories() == before
 
 
+@pytest.mark.slow
 def test_a_large_batch_lets_reads_and_health_through(server: tuple[Server, Path]) -> None:
     served, _ = server
     before = served.memories()
@@ -285,6 +289,7 @@ def test_a_stalled_body_is_answered_408(server: tuple[Server, Path]) -> None:
 
 
 # --- item 5: index roots --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_index_reads_only_under_its_roots_after_links(server: tuple[Server, Path]) -> None:
     served, root = server
     before = served.memories()

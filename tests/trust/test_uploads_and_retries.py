@@ -69,6 +69,7 @@ def test_bad_upload_names_are_400_with_the_reason(server: Server, files: list[tu
     assert server.memories() == before and _uploads(server) == kept
 
 
+@pytest.mark.slow
 def test_a_name_that_is_an_uploaded_file_cannot_become_a_folder(server: Server) -> None:
     assert _upload(server, [("report.md", b"# Report\n\nInitech hired two engineers in June.\n")]).status_code == 200
     before = server.memories()
@@ -171,6 +172,7 @@ def test_the_python_api_and_cli_count_the_cascade(tmp_path: Path, embedder: Sent
 
 
 # --- item 2: SIGTERM during a long write (last: it stops the server) -----------------------------------
+@pytest.mark.slow
 def test_sigterm_during_a_long_write_lets_it_finish_and_answer(server: Server) -> None:
     before = server.memories()
     size = config.MAX_BATCH_ITEMS  # the most a request may hold: many chunks, so SIGTERM lands mid-batch

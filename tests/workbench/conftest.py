@@ -6,6 +6,7 @@ engine (and one embedding model) per store for the whole session.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine import EdgeSpec, EdgeType, MemoryEngine, NewMemory
-from workbench.session import get_engine
+from engine import EdgeSpec, EdgeType, MemoryEngine, NewMemory, config
+from workbench.session import get_embedder, get_engine
 
 APP = Path(__file__).resolve().parents[2] / "workbench" / "app.py"
 APP_TIMEOUT = 120  # seconds: the first run may load the embedding model
@@ -29,6 +30,7 @@ PAGES = {
     "timeline": "screens/timeline.py",
     "causal_graph": "screens/causal_graph.py",
     "analogies": "screens/analogies.py",
+    "insights": "screens/insights.py",
     "memories": "screens/memories.py",
     "ingest": "screens/ingest.py",
 }
@@ -152,11 +154,23 @@ def empty_store(tmp_path: Path) -> Path:
     return tmp_path / "empty"
 
 
+@pytest.fixture(scope="session")
+def seed_template(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    """The seed memories, written once per session into a store that is then closed: scratch stores copy it
+    (a copy of a closed store is the same store, at a small part of the cost of writing the seed again)."""
+    path = tmp_path_factory.mktemp("seed-template") / "data"
+    with MemoryEngine(path, embedder=get_embedder(config.default_embedding_model())) as engine:
+        ids = seed(engine)
+    return path, ids
+
+
 @pytest.fixture
-def scratch_store(tmp_path: Path) -> Store:
-    """A small seeded store a test may change."""
+def scratch_store(tmp_path: Path, seed_template: Store) -> Store:
+    """A small seeded store a test may change: its own copy of the seed."""
+    template, ids = seed_template
     path = tmp_path / "scratch"
-    return path, seed(open_engine(path))
+    shutil.copytree(template, path)
+    return path, dict(ids)
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ EXPECTED_ON_SAMPLE = {
     "timeline": "size is importance",
     "causal_graph": "memories reached",
     "analogies": "describe a situation",
+    "insights": "contradictions to review",
     "memories": "newest first",
     "ingest": "upload",
 }
@@ -79,6 +80,7 @@ def test_an_unopenable_store_shows_a_readable_error(make_app: MakeApp, tmp_path:
     assert "Traceback" not in message
 
 
+@pytest.mark.slow
 def test_every_page_on_the_whole_sample_data(make_app: MakeApp, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Once over the whole of sample_data/ as `make run` indexes it (the other tests use a small seed):
     every page renders clean, and the pages' main actions work on real indexed documents."""

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import HebbsError, MemoryEngine, config
+from engine.uploads import UPLOADS_DIRNAME
 from workbench import views
 from workbench.session import SAMPLE_DATA_DIR, attempt, current_engine, show_table
 
@@ -17,7 +18,6 @@ ENTITIES_HELP = ("Entities with memories: the timelines you can open (the same c
                  "An indexing run also recognises names that no memory is filed under; those are not counted.")
 
 ACCEPTED = [extension.lstrip(".") for extension in config.INGEST_EXTENSIONS]
-UPLOADS_DIRNAME = config.UPLOADS_DIRNAME
 
 
 def index(engine: MemoryEngine, paths: Sequence[Path], what: str) -> None:

@@ -75,7 +75,9 @@ export interface paths {
         put?: never;
         /**
          * Forget
-         * @description Forget memories by id, or every memory of an entity.
+         * @description Forget memories by id, every memory of an entity, or those matching criteria (not_accessed_since,
+         *     access_count_below, kind, decay_score_below): everything given is ANDed. `dry_run: true` lists what
+         *     would go and changes nothing. A forget by criteria leaves tombstones (GET /v1/tombstones).
          */
         post: operations["forget_v1_forget_post"];
         delete?: never;
@@ -273,6 +275,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Policy
+         * @description The tenant's policy: decay half-life, auto-forget threshold, snapshots kept per memory.
+         */
+        get: operations["get_policy_v1_policy_get"];
+        /**
+         * Set Policy
+         * @description Change the tenant's policy (the official SDK's set_policy); values left out are kept.
+         */
+        put: operations["set_policy_v1_policy_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prime": {
         parameters: {
             query?: never;
@@ -412,6 +438,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe
+         * @description Open a subscription: a Server-Sent Events stream of the memories that surface as text is fed.
+         */
+        post: operations["subscribe_v1_subscribe_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribe/{subscription_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Close
+         * @description Close a subscription: its stream ends with a `closed` event.
+         */
+        delete: operations["close_v1_subscribe__subscription_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribe/{subscription_id}/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Feed
+         * @description Feed text as it arrives; the chunks it completes are recalled before this answers.
+         */
+        post: operations["feed_v1_subscribe__subscription_id__feed_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sweep": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sweep
+         * @description The auto-forget sweep: forget every memory whose decay score is below the policy's
+         *     auto_forget_threshold, leaving tombstones; `dry_run: true` lists them and changes nothing.
+         */
+        post: operations["sweep_v1_sweep_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/system/health": {
         parameters: {
             query?: never;
@@ -424,6 +531,27 @@ export interface paths {
          * @description Status, version and counts as of the last write (what the SDK's `status()` reads).
          */
         get: operations["system_health_v1_system_health_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tombstones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tombstones
+         * @description What is left of memories forgotten by criteria or by the sweep, newest first: id, time, reason
+         *     and the SHA-256 of the content (never the content).
+         */
+        get: operations["tombstones_v1_tombstones_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -477,8 +605,33 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** FeedBody */
+        FeedBody: {
+            /**
+             * Text
+             * @description Text as it arrives; chunks are cut by the subscription's rule.
+             */
+            text: string;
+        } & {
+            [key: string]: unknown;
+        };
         /** ForgetBody */
         ForgetBody: {
+            /**
+             * Access Count Below
+             * @description Only memories recalled fewer times than this.
+             */
+            access_count_below?: number | null;
+            /**
+             * Decay Score Below
+             * @description Only memories whose decay score is below this.
+             */
+            decay_score_below?: number | null;
+            /**
+             * Dry Run
+             * @description Report what would be forgotten; change nothing.
+             */
+            dry_run?: boolean | null;
             /**
              * Entity Id
              * @description Forget every memory of this entity.
@@ -489,8 +642,18 @@ export interface components {
              * @description The official SDK's name for memory_ids.
              */
             ids?: string[] | null;
+            /**
+             * Kind
+             * @description Only memories of this kind.
+             */
+            kind?: string | null;
             /** Memory Ids */
             memory_ids?: string[] | null;
+            /**
+             * Not Accessed Since
+             * @description Only memories not accessed (recalled) since this time (never accessed: since creation); ISO 8601.
+             */
+            not_accessed_since?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -570,6 +733,34 @@ export interface components {
              * @description episode, document, proposition, insight.
              */
             kind?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * PolicyBody
+         * @description The policy values to change; the others are kept.
+         */
+        PolicyBody: {
+            /**
+             * Auto Forget Threshold
+             * @description 0-1: the auto-forget sweep forgets memories whose decay score is below it.
+             */
+            auto_forget_threshold?: number | null;
+            /**
+             * Decay Half Life Days
+             * @description Days for a decay score to halve (default 30).
+             */
+            decay_half_life_days?: number | null;
+            /**
+             * Max Snapshots Per Memory
+             * @description Earlier states (revisions) kept per memory, 1-10000; older ones are forgotten.
+             */
+            max_snapshots_per_memory?: number | null;
+            /**
+             * Tenant Id
+             * @description Whose policy (only 'default' for now).
+             */
+            tenant_id?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -763,10 +954,62 @@ export interface components {
             context?: {
                 [key: string]: unknown;
             } | string | null;
+            /**
+             * Context Mode
+             * @description merge (default): the given context's keys are set on the memory's context, the rest kept; replace: the given context becomes the whole context.
+             */
+            context_mode?: string | null;
             /** Entity Id */
             entity_id?: string | null;
             /** Importance */
             importance?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SubscribeBody */
+        SubscribeBody: {
+            /**
+             * Confidence Threshold
+             * @description 0-1: a memory surfaces when its similarity to a chunk reaches this (the SDK's default 0.5).
+             */
+            confidence_threshold?: number | null;
+            /**
+             * Entity Id
+             * @description Only this entity's memories surface.
+             */
+            entity_id?: string | null;
+            /**
+             * Max Tokens
+             * @description A chunk is complete at this many words.
+             */
+            max_tokens?: number | null;
+            /**
+             * Pause Seconds
+             * @description A chunk is complete when nothing was fed for this long.
+             */
+            pause_seconds?: number | null;
+            /**
+             * Queue Size
+             * @description Pushes kept for a slow reader; beyond it they are dropped and counted.
+             */
+            queue_size?: number | null;
+            /**
+             * Sentence End
+             * @description A sentence end completes a chunk.
+             */
+            sentence_end?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SweepBody */
+        SweepBody: {
+            /**
+             * Dry Run
+             * @description Report what would be forgotten; change nothing.
+             */
+            dry_run?: boolean | null;
+            /** Tenant Id */
+            tenant_id?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1334,6 +1577,63 @@ export interface operations {
             };
         };
     };
+    get_policy_v1_policy_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    set_policy_v1_policy_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PolicyBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     prime_v1_prime_post: {
         parameters: {
             query?: never;
@@ -1566,6 +1866,144 @@ export interface operations {
             };
         };
     };
+    subscribe_v1_subscribe_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscribeBody"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    close_v1_subscribe__subscription_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    feed_v1_subscribe__subscription_id__feed_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    sweep_v1_sweep_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     system_health_v1_system_health_get: {
         parameters: {
             query?: never;
@@ -1584,6 +2022,39 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+        };
+    };
+    tombstones_v1_tombstones_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
                 };
             };
         };

@@ -10,7 +10,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from engine.store.rows import AlsoWrite, EntityRecord, LinkRow
+from engine.store.rows import AlsoWrite, EntityRecord, LinkRow, Tombstone, from_micros, to_micros
 from engine.store.sqlite.connection import SqliteConnection, chunks
 
 DOCUMENT, PROPOSITION, MESSAGE = "document", "proposition", "message"
@@ -178,6 +178,21 @@ class Bookkeeping(SqliteConnection):
                         (key, operation, reply, time.time()))
             cur.execute("DELETE FROM replies WHERE key NOT IN (SELECT key FROM replies ORDER BY stored_at DESC "
                         "LIMIT ?)", (keep,))
+
+    # --- tombstones ------------------------------------------------------------------------------------------
+    def add_tombstones(self, stones: Sequence[Tombstone]) -> None:
+        with self.transaction(counted=False) as cur:
+            cur.executemany(
+                "INSERT INTO tombstones (memory_id, forgotten_at, content_sha256, reason) VALUES (?, ?, ?, ?)",
+                [(t.memory_id, to_micros(t.forgotten_at), t.content_sha256, t.reason) for t in stones],
+            )
+
+    def tombstones(self, limit: int) -> list[Tombstone]:
+        if not self._has_table("tombstones"):
+            return []
+        rows = self._query("SELECT memory_id, forgotten_at, content_sha256, reason FROM tombstones "
+                           "ORDER BY forgotten_at DESC, rowid DESC LIMIT ?", (limit,))
+        return [Tombstone(r[0], from_micros(r[1]), r[2], r[3]) for r in rows]  # type: ignore[arg-type]
 
 
 def write_also(cur: sqlite3.Cursor, also: AlsoWrite | None) -> None:

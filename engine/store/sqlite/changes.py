@@ -18,25 +18,29 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-_NEXT = "(SELECT coalesce(max(seq), 0) + 1 FROM changes)"
+# A bare max() over the indexed column is one index lookup; wrapped in coalesce() inside the SELECT it scans.
+_LATEST = "coalesce((SELECT max(seq) FROM changes), 0)"
+_NEXT = f"({_LATEST} + 1)"
 
 
 def _logged(row: str) -> str:
     return f"INSERT OR REPLACE INTO changes (id, seq) VALUES ({row}, {_NEXT});"
 
 
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS changes (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE);
-CREATE TRIGGER IF NOT EXISTS changes_memory_in AFTER INSERT ON memories BEGIN {_logged("new.id")} END;
-CREATE TRIGGER IF NOT EXISTS changes_memory_out AFTER DELETE ON memories BEGIN {_logged("old.id")} END;
-CREATE TRIGGER IF NOT EXISTS changes_memory_set
-    AFTER UPDATE OF content, context, entity_id, kind, created_at, embedding ON memories
-    BEGIN {_logged("new.id")} END;
-CREATE TRIGGER IF NOT EXISTS changes_edge_in AFTER INSERT ON edges
-    BEGIN {_logged("new.source")} {_logged("new.target")} END;
-CREATE TRIGGER IF NOT EXISTS changes_edge_out AFTER DELETE ON edges
-    BEGIN {_logged("old.source")} {_logged("old.target")} END;
-"""
+_TRIGGERS = {
+    "changes_memory_in": f"AFTER INSERT ON memories BEGIN {_logged('new.id')} END",
+    "changes_memory_out": f"AFTER DELETE ON memories BEGIN {_logged('old.id')} END",
+    "changes_memory_set": "AFTER UPDATE OF content, context, entity_id, kind, created_at, embedding ON memories"
+                          f" BEGIN {_logged('new.id')} END",
+    "changes_edge_in": f"AFTER INSERT ON edges BEGIN {_logged('new.source')} {_logged('new.target')} END",
+    "changes_edge_out": f"AFTER DELETE ON edges BEGIN {_logged('old.source')} {_logged('old.target')} END",
+}
+# The triggers are created anew on every open (in one transaction: no write slips between), so a store always
+# has this version's.
+_TABLE = "CREATE TABLE IF NOT EXISTS changes (id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE);\n"
+SCHEMA = "BEGIN IMMEDIATE;\n" + _TABLE + "".join(
+    f"DROP TRIGGER IF EXISTS {name};\nCREATE TRIGGER {name} {body};\n" for name, body in _TRIGGERS.items()
+) + "COMMIT;\n"
 
 
 def note(cur: sqlite3.Cursor, ids: Iterable[str]) -> None:
@@ -45,7 +49,7 @@ def note(cur: sqlite3.Cursor, ids: Iterable[str]) -> None:
 
 
 def latest(cur: sqlite3.Cursor) -> int:
-    return int(cur.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
+    return int(cur.execute(f"SELECT {_LATEST}").fetchone()[0])
 
 
 def since(cur: sqlite3.Cursor, seq: int) -> tuple[int, list[str]]:

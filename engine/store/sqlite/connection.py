@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,15 @@ CREATE TABLE IF NOT EXISTS pending_contradictions (
     UNIQUE (memory_a, memory_b)
 );
 CREATE INDEX IF NOT EXISTS pending_contradictions_b ON pending_contradictions (memory_b);
+-- What is left of a memory forgotten by criteria or by the auto-forget sweep (engine/store/tombstones.py):
+-- no text, the SHA-256 of its content. Not tied to memories: it outlives them.
+CREATE TABLE IF NOT EXISTS tombstones (
+    memory_id TEXT NOT NULL,
+    forgotten_at INTEGER NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    reason TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tombstones_time ON tombstones (forgotten_at);
 -- Clusters handed out by reflect_prepare (JSON lists of memory ids), until expires_at (unix seconds).
 CREATE TABLE IF NOT EXISTS reflect_sessions (
     session_id TEXT PRIMARY KEY,
@@ -117,12 +126,13 @@ CREATE TABLE IF NOT EXISTS reflect_sessions (
 class SqliteConnection:
     """One SQLite connection shared by the engine's threads (every use holds the lock), with the schema."""
 
+    shared = False  # one owner per data dir (engine/lock.py)
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
         self.read_only = path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
         self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
-        self._committed = threading.local()  # per thread: the generation its last counted commit made
         # Structures extracted for a read-only store's pending memories: kept here, since the file cannot be written.
         self._filled: dict[str, str] = {}
         if self.read_only:
@@ -160,6 +170,10 @@ class SqliteConnection:
         with self._lock:
             self._conn.close()
 
+    def listen(self, callback: Callable[[], None]) -> None:
+        """Nothing to listen to: no other engine writes this store."""
+        return None
+
     @contextmanager
     def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
         """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
@@ -174,17 +188,9 @@ class SqliteConnection:
                 raise
             else:
                 cur.execute("COMMIT")
-                if counted:
-                    self._committed.generation = self._generation + 1
             finally:
                 if counted:
                     self._generation += 1
-
-    def last_commit(self) -> int | None:
-        """The generation (`version()[0]`) that this thread's last counted commit made, or None: an index that
-        follows a write right after it commits knows from it whether that write is the only change since its
-        own version (another thread's commit in between makes it one of several)."""
-        return getattr(self._committed, "generation", None)
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's

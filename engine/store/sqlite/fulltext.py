@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from engine import config
 from engine.models import EdgeType, MemoryKind
 from engine.store.lexical import TABLES, idf
 from engine.store.sqlite import changes
+from engine.store.windows import Links, Text, window_body, windows, within
 
 VERSION = "2"  # 2: BM25 views; conversation windows carry their date line
 META_KEY = "fulltext_version"
@@ -41,7 +41,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS window_text USING fts5(body, tokenize='porter
 """
 
 
-
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -49,11 +48,6 @@ def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
 
 def _marks(n: int) -> str:
     return ",".join("?" * n)
-
-
-def episode_key(context: dict[str, Any]) -> tuple[Any, ...]:
-    """What makes two linked memories part of one episode: the same values of `config.EPISODE_KEYS`."""
-    return tuple(json.dumps(context.get(k), sort_keys=True, separators=(",", ":")) for k in config.EPISODE_KEYS)
 
 
 def _rowids(cur: sqlite3.Cursor, ids: Sequence[str], create: bool) -> dict[str, int]:
@@ -67,9 +61,9 @@ def _rowids(cur: sqlite3.Cursor, ids: Sequence[str], create: bool) -> dict[str, 
     return found
 
 
-def _texts(cur: sqlite3.Cursor, ids: Sequence[str]) -> dict[str, tuple[str, int, dict[str, Any]]]:
+def _texts(cur: sqlite3.Cursor, ids: Sequence[str]) -> dict[str, Text]:
     """(content, created_at, context) of the given memories that exist and are not revisions."""
-    found: dict[str, tuple[str, int, dict[str, Any]]] = {}
+    found: dict[str, Text] = {}
     for chunk in _chunks(ids):
         rows = cur.execute(
             f"SELECT id, content, created_at, context FROM memories WHERE kind != ? AND id IN ({_marks(len(chunk))})",
@@ -96,63 +90,17 @@ def followed_by(cur: sqlite3.Cursor, ids: Iterable[str]) -> dict[str, set[str]]:
     return adjacent
 
 
-class Links:
-    """`followed_by` adjacency fetched on demand and kept for one transaction: a window refresh walks the
-    same neighbourhood more than once (who is affected, then each affected memory's window), and a bulk
-    `add_edges` of a long chain would otherwise query every link several times."""
+class _Source:
+    """The links and texts window building reads, through the write's cursor (`windows.WindowSource`)."""
 
     def __init__(self, cur: sqlite3.Cursor) -> None:
         self.cur = cur
-        self.adjacent: dict[str, set[str]] = {}  # complete neighbour sets of the memories fetched so far
 
-    def of(self, ids: Iterable[str]) -> dict[str, set[str]]:
-        missing = [i for i in set(ids) if i not in self.adjacent]
-        if missing:
-            found = followed_by(self.cur, missing)
-            for i in missing:
-                self.adjacent[i] = found.get(i, set())
-        return self.adjacent
+    def followed_by(self, ids: Iterable[str]) -> dict[str, set[str]]:
+        return followed_by(self.cur, ids)
 
-
-def _within(cur: sqlite3.Cursor, ids: Iterable[str], radius: int, links: Links | None = None) -> set[str]:
-    """The memories within `radius` followed_by steps of the given ones (themselves included)."""
-    links = links or Links(cur)
-    reached = set(ids)
-    frontier = set(reached)
-    for _ in range(radius):
-        if not frontier:
-            break
-        adjacent = links.of(frontier)
-        frontier = {n for i in frontier for n in adjacent[i]} - reached
-        reached |= frontier
-    return reached
-
-
-def _windows(
-    cur: sqlite3.Cursor, ids: Sequence[str], links: Links
-) -> tuple[dict[str, list[str]], dict[str, tuple[str, int, dict[str, Any]]]]:
-    """Each memory's window (itself and its same-episode followed_by neighbours, in time order) and the
-    texts of every memory in them."""
-    radius = config.WINDOW_RADIUS
-    area = _within(cur, ids, radius, links)
-    texts = _texts(cur, sorted(area))
-    keys = {i: episode_key(t[2]) for i, t in texts.items()}
-    # `_within` fetched the links of every memory closer than `radius` to one of `ids`: all a window needs.
-    adjacent = links.adjacent
-    out: dict[str, list[str]] = {}
-    for i in ids:
-        if i not in texts:
-            continue
-        key = keys[i]
-        members, frontier = {i}, {i}
-        for _ in range(radius):
-            frontier = {
-                n for m in frontier for n in adjacent.get(m, ())
-                if n in texts and n not in members and keys[n] == key
-            }
-            members |= frontier
-        out[i] = sorted(members, key=lambda m: (texts[m][1], m))
-    return out, texts
+    def texts(self, ids: Sequence[str]) -> dict[str, Text]:
+        return _texts(self.cur, ids)
 
 
 def index(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
@@ -199,26 +147,9 @@ def index_new(
     linked = set(linked)
     cur.executemany(
         "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
-        [(r, _window_body({i: (text, at, context)}, i, [i])) for r, (i, text, at, context) in rows if i not in linked],
+        [(r, window_body({i: (text, at, context)}, i, [i])) for r, (i, text, at, context) in rows if i not in linked],
     )
     refresh_around(cur, [i for i in ids if i in linked])
-
-
-def date_line(created_at: int, context: dict[str, Any]) -> str:
-    """The day a conversation message was said, written out ("8 May 2023"), for its window: a cue that
-    names the month or year of a chat then matches it. Empty for other memories, whose creation time is
-    when they were stored, not when their content happened."""
-    if "conversation" not in context:
-        return ""
-    day = datetime.fromtimestamp(created_at / 1_000_000, UTC)
-    return f"{day.day} {day:%B %Y}"
-
-
-def _window_body(texts: dict[str, tuple[str, int, dict[str, Any]]], memory_id: str, members: list[str]) -> str:
-    _, created_at, context = texts[memory_id]
-    lines = [texts[m][0] for m in members]
-    date = date_line(created_at, context)
-    return "\n".join([date, *lines] if date else lines)
 
 
 def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str], links: Links | None = None) -> None:
@@ -227,12 +158,12 @@ def refresh_windows(cur: sqlite3.Cursor, ids: Iterable[str], links: Links | None
     ids = sorted(set(ids))
     if not ids:
         return
-    members, texts = _windows(cur, ids, links or Links(cur))
+    members, texts = windows(links or Links(_Source(cur)), ids)
     rowids = _rowids(cur, list(members), create=True)
     cur.executemany("DELETE FROM window_text WHERE rowid = ?", [(rowids[i],) for i in members])
     cur.executemany(
         "INSERT INTO window_text (rowid, body) VALUES (?, ?)",
-        [(rowids[i], _window_body(texts, i, ms)) for i, ms in members.items()],
+        [(rowids[i], window_body(texts, i, ms)) for i, ms in members.items()],
     )
     changes.note(cur, members)
 
@@ -241,13 +172,13 @@ def refresh_around(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
     """Recompute the windows of the given memories and of every memory whose window may include them
     (after their text or their followed_by links changed); each link is fetched once."""
     if ids:
-        links = Links(cur)
-        refresh_windows(cur, _within(cur, ids, config.WINDOW_RADIUS, links), links)
+        links = Links(_Source(cur))
+        refresh_windows(cur, within(links, ids, config.WINDOW_RADIUS), links)
 
 
 def neighbourhood(cur: sqlite3.Cursor, ids: Sequence[str]) -> set[str]:
     """The memories whose windows may include the given ones: call before deleting them."""
-    return _within(cur, ids, config.WINDOW_RADIUS) - set(ids)
+    return within(Links(_Source(cur)), ids, config.WINDOW_RADIUS) - set(ids)
 
 
 def remove(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:

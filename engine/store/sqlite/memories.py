@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.rows import AlsoWrite, MemoryRecord, from_micros, to_micros
+from engine.store.rows import AlsoWrite, DecayInputs, MemoryRecord, from_micros, to_micros
 from engine.store.sqlite import fulltext
 from engine.store.sqlite.bookkeeping import write_also
 from engine.store.sqlite.connection import ERASE_PENDING, SqliteConnection, chunks
@@ -183,6 +183,33 @@ class MemoryTable(SqliteConnection):
 
     def count(self) -> int:
         return int(self._query("SELECT count(*) FROM memories")[0][0])
+
+    def decay_inputs(
+        self,
+        *,
+        entity_id: str | None = None,
+        kind: MemoryKind | None = None,
+        accessed_before: datetime | None = None,
+        access_count_below: int | None = None,
+    ) -> list[DecayInputs]:
+        """(id, importance, created_at, last_accessed_at, access_count) of the memories that pass every given
+        filter (`accessed_before`: last accessed, or created if never, before that time), revisions left out
+        unless `kind` is revision: what a forget by criteria and the auto-forget sweep read."""
+        where, params = ["kind = ?" if kind is not None else "kind != 'revision'"], list[Any]()
+        if kind is not None:
+            params.append(MemoryKind(kind).value)
+        if entity_id is not None:
+            where.append("entity_id = ?")
+            params.append(entity_id)
+        if accessed_before is not None:
+            where.append("coalesce(last_accessed_at, created_at) < ?")
+            params.append(to_micros(accessed_before))
+        if access_count_below is not None:
+            where.append("access_count < ?")
+            params.append(access_count_below)
+        rows = self._query("SELECT id, importance, created_at, last_accessed_at, access_count FROM memories WHERE "
+                           + " AND ".join(where), params)
+        return [DecayInputs(r[0], r[1], from_micros(r[2]), from_micros(r[3]), r[4]) for r in rows]  # type: ignore[arg-type]
 
     def count_entities(self) -> int:
         return int(self._query("SELECT count(DISTINCT entity_id) FROM memories WHERE entity_id IS NOT NULL")[0][0])

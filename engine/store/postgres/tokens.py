@@ -1,0 +1,71 @@
+"""The lexical index's tokenizer for stores that are not SQLite: SQLite's own FTS5 `porter unicode61`, run in
+an in-memory database, so every backend cuts and stems text exactly as the SQLite store does (same terms,
+same lengths, same BM25 scores) and marks matched words with FTS5's own `highlight`."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Sequence
+
+_STEMS_KEPT = 4096
+
+
+class Tokenizer:
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._conn.execute("CREATE VIRTUAL TABLE scratch USING fts5(body, tokenize='porter unicode61')")
+        self._conn.execute("CREATE VIRTUAL TABLE scratch_instance USING fts5vocab(scratch, instance)")
+        self._lock = threading.Lock()
+        self._stems: dict[tuple[str, ...], list[str]] = {}
+
+    def _fill(self, bodies: Sequence[str]) -> None:
+        self._conn.execute("DELETE FROM scratch")
+        self._conn.executemany("INSERT INTO scratch (rowid, body) VALUES (?, ?)", list(enumerate(bodies, 1)))
+
+    def terms(self, bodies: Sequence[str]) -> list[Counter[str]]:
+        """Each body's index terms with their occurrences (their sum is its length in tokens)."""
+        out: list[Counter[str]] = [Counter() for _ in bodies]
+        if not bodies:
+            return out
+        with self._lock:
+            self._fill(bodies)
+            for doc, term, n in self._conn.execute(
+                "SELECT doc, term, count(*) FROM scratch_instance GROUP BY doc, term"
+            ):
+                out[doc - 1][term] = n
+            self._conn.execute("DELETE FROM scratch")
+        return out
+
+    def stems(self, words: Sequence[str]) -> list[str]:
+        """The index terms of cue words, in order, without repeats (`fulltext.stems`)."""
+        key = tuple(words)
+        with self._lock:
+            found = self._stems.get(key)
+            if found is None:
+                self._fill(words)
+                rows = self._conn.execute("SELECT doc, offset, term FROM scratch_instance ORDER BY doc, offset")
+                found = list(dict.fromkeys(r[2] for r in rows))
+                self._conn.execute("DELETE FROM scratch")
+                if len(self._stems) >= _STEMS_KEPT:
+                    self._stems.clear()
+                self._stems[key] = found
+            return list(found)
+
+    def marks(self, match: str, texts: dict[str, str]) -> dict[str, str]:
+        """Each text with the words matching an FTS5 expression in [brackets] (those that match at all)."""
+        ids = list(texts)
+        with self._lock:
+            self._fill([texts[i] for i in ids])
+            try:
+                rows = self._conn.execute(
+                    "SELECT rowid, highlight(scratch, 0, '[', ']') FROM scratch WHERE scratch MATCH ?", (match,)
+                ).fetchall()
+            except sqlite3.OperationalError:
+                rows = []
+            self._conn.execute("DELETE FROM scratch")
+        return {ids[r[0] - 1]: r[1] for r in rows}
+
+
+TOKENIZER = Tokenizer()
