@@ -6,7 +6,7 @@ CPU time (user + system of the child) is reported beside wall time: on a shared 
 includes waiting for a core, CPU time does not.
 
 Two stores: a few memories (a user's first steps; a fused recall searches a store of at most
-`config.EXACT_SEARCH_MAX_MEMORIES` exactly in memory, so Chroma is not even imported), and, with `large`, one
+`EXACT_SEARCH_MAX_MEMORIES` exactly in memory, so Chroma is not even imported), and, with `large`, one
 just past that limit, where the recall needs the vector index and so pays Chroma's import and open (its
 vectors are the synthetic corpus' real embeddings, cached in benchmarks/.cache like the speed runs').
 """
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.paths import REPO_ROOT
+from engine.recall.recaller import EXACT_SEARCH_MAX_MEMORIES
 
 FACTS = (
     "The deploy failed because the migration locked the users table.",
@@ -69,14 +70,14 @@ def _timed(data_dir: Path, runs: int, command: str) -> dict[str, Any]:
 
 
 def _large_store(data_dir: Path) -> int:
-    """A store of `config.EXACT_SEARCH_MAX_MEMORIES` + 1,000 synthetic memories, written by the engine with the
+    """A store of `EXACT_SEARCH_MAX_MEMORIES` + 1,000 synthetic memories, written by the engine with the
     default model's cached real embeddings (computed once if not cached). Returns its size."""
     from benchmarks import corpus as corpus_mod
     from benchmarks.embed_cache import CachingEmbedder, cached_vectors, vector_key
-    from engine import MemoryEngine, NewMemory, config
+    from engine import MemoryEngine, NewMemory
     from engine.embedding import create_embedder
 
-    n = config.EXACT_SEARCH_MAX_MEMORIES + 1000
+    n = EXACT_SEARCH_MAX_MEMORIES + 1000
     model = create_embedder()
     corp = corpus_mod.generate(n, 7)
     table = cached_vectors(f"synthetic-n{n}-s7", corp.texts(), model.encode, vector_key(model))

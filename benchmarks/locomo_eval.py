@@ -43,7 +43,7 @@ class EvalConfig:
     speaker_entity: bool = False
     reported: bool = True  # False: a tuning-grid point, shown only in the tuning table
     # True: one retrieve with top_k = max(KS), R@k read off its first k. Exact for fused configs, whose
-    # candidate pool and scores do not depend on top_k up to config.FUSION_POOL.
+    # candidate pool and scores do not depend on top_k up to engine.recall.recaller.FUSION_POOL.
     prefix: bool = False
 
 

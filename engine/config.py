@@ -1,6 +1,7 @@
-"""Every default of the engine, in one place.
+"""What a user or operator sets, in one place: environment variables, defaults and limits of requests.
 
-Interfaces (CLI, servers, workbench) read their defaults from here so they never drift apart.
+Interfaces (CLI, servers, workbench) read their defaults from here so they never drift apart. The engine's
+internal tuning (pool sizes, batch sizes, caches, BM25's constants, ...) lives beside the code it tunes.
 """
 
 from __future__ import annotations
@@ -72,7 +73,6 @@ DEFAULT_ANALOGICAL_ALPHA = 0.5
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_SCORING_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}
 
-
 # --- serving (`hebbs serve`) ---------------------------------------------------------------------------
 DEFAULT_SERVE_HOST = "127.0.0.1"
 DEFAULT_REST_PORT = 6381
@@ -136,6 +136,7 @@ def model_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "hebbs" / "models"
 
+
 # --- ingestion (`hebbs index`) -----------------------------------------------------------------------
 INGEST_EXTENSIONS = (".md", ".markdown", ".txt", ".json")
 INGEST_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -149,7 +150,6 @@ LLM_BASE_URL_ENV = "HEBBS_LLM_BASE_URL"
 LLM_MODEL_ENV = "HEBBS_LLM_MODEL"
 LLM_API_KEY_ENV = "HEBBS_LLM_API_KEY"
 
-
 # --- lexical recall and fusion (engine/recall/lexical.py, engine/recall/fusion.py) -----------------------
 # A memory's context window: its followed_by neighbours up to this many steps away, in the same episode.
 WINDOW_RADIUS = 2
@@ -161,10 +161,3 @@ EPISODE_KEYS = ("conversation", "session", "document", "source")
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
-FUSION_POOL = 100
-# The fused list handed to the composite score: this many times top_k (at least FUSION_POOL); the rest of
-# the pool only served to normalise and smooth.
-FUSION_RANKED_FACTOR = 4
-# Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
-EXACT_SEARCH_MAX_MEMORIES = 5000

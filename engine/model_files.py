@@ -109,14 +109,16 @@ def onnx_path(model_dir: Path, cache_dir: Path | None = None, precision: str = "
 def keep_runtime_files(model_dir: Path, folder: Path, label: str) -> None:
     """Copy the files the ONNX runtime reads from `model_dir` beside the graph in `folder`, then the manifest
     (idempotent; each file is written whole through a temporary name, so concurrent callers are safe)."""
-    manifest = {"model": label, "format": EXPORT_FORMAT, "opset": ONNX_OPSET}
-    manifest["fingerprint"] = fingerprint(model_dir)
+    manifest = {"model": label, "format": EXPORT_FORMAT, "opset": ONNX_OPSET, "fingerprint": fingerprint(model_dir)}
     if _manifest(folder) == manifest:
         return
-    for name in RUNTIME_FILES:
-        if (model_dir / name).is_file():
-            _write_whole(folder / name, (model_dir / name).read_bytes())
-    _write_whole(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
+    try:
+        for name in RUNTIME_FILES:
+            if (model_dir / name).is_file():
+                _write_whole(folder / name, (model_dir / name).read_bytes())
+        _write_whole(folder / MANIFEST, json.dumps(manifest, indent=1).encode())
+    except OSError as exc:
+        raise ModelLoadError(f"cannot write the tokenizer and settings into the model cache {folder}: {exc}") from exc
 
 
 def cached_export(label: str, cache_dir: Path | None = None) -> Path | None:

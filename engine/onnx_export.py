@@ -56,32 +56,28 @@ def ensure_exported(model: str | None = None, cache_dir: Path | None = None, pre
                 f"{missing}; nor is a graph exported from it in the model cache {root}: install the `[export]` "
                 "extra and run `python -m engine.onnx_export` once (`make setup` does both)"
             ) from None
-        return fp32 if chosen == "fp32" else _ensure_quantised(fp32.parent, fp32)
+        return fp32 if chosen == "fp32" else _ensure_quantised(fp32)
     fp32 = model_files.onnx_path(model_dir, cache_dir)
     if not fp32.is_file():
-        _make_folder(fp32.parent)
+        try:
+            fp32.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ModelLoadError(f"cannot create the model cache {fp32.parent}: {exc}") from exc
         with cache_lock(fp32.parent / ".export.lock"):
             if not fp32.is_file():
                 _export(model_dir, fp32)
     model_files.keep_runtime_files(model_dir, fp32.parent, label)
-    return fp32 if chosen == "fp32" else _ensure_quantised(fp32.parent, fp32)
+    return fp32 if chosen == "fp32" else _ensure_quantised(fp32)
 
 
-def _ensure_quantised(folder: Path, fp32: Path) -> Path:
-    """The int8 graph beside `fp32` in `folder` (which holds the tokenizer), quantised first if missing."""
+def _ensure_quantised(fp32: Path) -> Path:
+    """The int8 graph beside `fp32` (whose folder holds the tokenizer), quantised first if missing."""
     target = fp32.with_name(model_files.INT8_FILENAME)
     if not target.is_file():
-        with cache_lock(folder / ".export.lock"):
+        with cache_lock(fp32.parent / ".export.lock"):
             if not target.is_file():
-                _quantise(folder, fp32, target)
+                _quantise(fp32.parent, fp32, target)
     return target
-
-
-def _make_folder(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ModelLoadError(f"cannot create the model cache {folder}: {exc}") from exc
 
 
 def _export(model_dir: Path, target: Path) -> None:

@@ -34,6 +34,15 @@ from engine.store.entities import EntityRegistry
 from engine.store.interface import Storage
 from engine.structures import StructureFollower
 
+# Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
+FUSION_POOL = 100
+# The fused list handed to the composite score: this many times top_k (at least FUSION_POOL); the rest of
+# the pool only served to normalise and smooth.
+FUSION_RANKED_FACTOR = 4
+# Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
+EXACT_SEARCH_MAX_MEMORIES = 5000
+
+
 # Which function runs each strategy.
 STRATEGIES: dict[Strategy, Callable[[RecallInputs], list[Hit]]] = {
     Strategy.SIMILARITY: similarity,
@@ -178,7 +187,7 @@ class Recaller:
         """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),
         so it never touches the vector index: a cold `hebbs recall` then does not import Chroma at all."""
         fusion = request.fusion
-        return request.fused and fusion.exact_search and self._store.count() <= config.EXACT_SEARCH_MAX_MEMORIES
+        return request.fused and fusion.exact_search and self._store.count() <= EXACT_SEARCH_MAX_MEMORIES
 
     def _cue_embeddings(self, request: RecallRequest) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The cue's embedding and, when a fused recall weighs `similarity_unnamed` and the cue names an
@@ -201,7 +210,7 @@ class Recaller:
     def _fused_candidates(self, inputs: RecallInputs) -> Candidates:
         """Several strategies' evidence added up (engine/recall/fusion.py); details only for the winners."""
         request = inputs.request
-        limit = max(config.FUSION_RANKED_FACTOR * request.top_k, config.FUSION_POOL)
+        limit = max(FUSION_RANKED_FACTOR * request.top_k, FUSION_POOL)
         fusion = fused(inputs, self._fused_hits(inputs), request.fusion, limit)
         return Candidates(dict(zip(fusion.ids, fusion.relevance, strict=True)), fusion.details)
 
@@ -213,9 +222,9 @@ class Recaller:
         if request.fusion.exact_search:
             table = inputs.table()
             count = len(table) if table is not None else self._store.count()
-            if count <= config.EXACT_SEARCH_MAX_MEMORIES:
+            if count <= EXACT_SEARCH_MAX_MEMORIES:
                 ef, exact = max(ef, count), True
-        pool_k = max(request.top_k, config.FUSION_POOL)
+        pool_k = max(request.top_k, FUSION_POOL)
         wide = dataclasses.replace(
             inputs, request=dataclasses.replace(request, ef_search=ef, top_k=pool_k), exact=exact
         )

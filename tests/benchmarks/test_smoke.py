@@ -111,6 +111,7 @@ def test_evidence_is_parsed_leniently() -> None:
     assert locomo.recall_at_k(["D1:3", "D2:1"], ("D1:3", "D4:4")) == 0.5
 
 
+@pytest.mark.slow
 def test_locomo_is_skipped_with_a_message_when_absent(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:
     code = run.main(
         [

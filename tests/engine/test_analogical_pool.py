@@ -8,6 +8,7 @@ from benchmarks.analogy.analogy_eval import HERE, load
 from engine import MemoryEngine
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha", [0.0, 0.5])
 def test_top_k_one_is_the_first_of_top_k_ten(engine: MemoryEngine, alpha: float) -> None:
     """Over the 32 triads' analogs and the 100 distractors (164 memories), every triad cue. With pools scaled by

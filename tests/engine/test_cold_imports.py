@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 
 def test_opening_the_engine_imports_no_heavy_package() -> None:
     code = (
@@ -17,6 +19,7 @@ def test_opening_the_engine_imports_no_heavy_package() -> None:
     assert done.stdout.strip() == "", f"imported at open: {done.stdout.strip()}"
 
 
+@pytest.mark.slow
 def test_a_recall_of_a_small_store_in_a_fresh_process_does_not_import_chroma(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The `recommended` preset (`hebbs recall`'s default) searches a store of at most
     `EXACT_SEARCH_MAX_MEMORIES` exactly in the candidate table, so a cold recall there must not pay Chroma's

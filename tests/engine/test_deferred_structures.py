@@ -193,6 +193,7 @@ def test_an_ingest_holds_the_idle_worker_until_it_ends(
     _wait_for(lambda: engine.pending_structures() == 0)
 
 
+@pytest.mark.slow
 def test_close_stops_the_worker_promptly_and_what_is_left_stays_pending(
     data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

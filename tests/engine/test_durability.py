@@ -33,6 +33,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_9_during_batched_writes(data_dir: Path, embedder: SentenceTransformerEmbedder) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(data_dir)],

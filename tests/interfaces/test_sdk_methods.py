@@ -103,6 +103,7 @@ async def _seed(client: HebbsClient, prefix: str) -> dict[bytes, str]:
     return made
 
 
+@pytest.mark.slow
 def test_reflect_and_insights(served: Served) -> None:
     async def scenario() -> None:
         async with HebbsClient(served.grpc, api_key=served.key) as client:

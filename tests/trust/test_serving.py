@@ -289,6 +289,7 @@ def test_a_stalled_body_is_answered_408(server: tuple[Server, Path]) -> None:
 
 
 # --- item 5: index roots --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_index_reads_only_under_its_roots_after_links(server: tuple[Server, Path]) -> None:
     served, root = server
     before = served.memories()
