@@ -118,10 +118,12 @@ def main() -> None:
         stub = pb_grpc.MemoryServiceStub(channel)
         similarity = [pb.RecallStrategyConfig(strategy_type=pb.SIMILARITY)]
         variants: dict[str, Callable[[str], Any]] = {
-            "engine": lambda cue: engine.handle(RecallRequest.parse({"cue": cue})),
-            "rest": lambda cue: client.post("/v1/memories/recall", json={"cue": cue}).raise_for_status(),
+            "engine": lambda cue: engine.handle(RecallRequest.parse({"cue": cue, "strategies": ["similarity"]})),
+            "rest": lambda cue: client.post("/v1/memories/recall", json={"cue": cue, "strategies": ["similarity"]}
+                                            ).raise_for_status(),
             "grpc": lambda cue: stub.Recall(pb.RecallRequest(cue=cue, strategies=similarity)),
-            "engine_chroma_server": lambda cue: remote.handle(RecallRequest.parse({"cue": cue})),
+            "engine_chroma_server": lambda cue: remote.handle(RecallRequest.parse({"cue": cue,
+                                                                                   "strategies": ["similarity"]})),
         }
         for fn in variants.values():  # warm every path once
             fn(cues[0])
@@ -144,7 +146,8 @@ def main() -> None:
                 with httpx.Client(base_url=rest, timeout=60) as own:
                     i = n
                     while time.monotonic() < stop:
-                        own.post("/v1/memories/recall", json={"cue": cues[i % len(cues)]}).raise_for_status()
+                        own.post("/v1/memories/recall", json={"cue": cues[i % len(cues)],
+                                                              "strategies": ["similarity"]}).raise_for_status()
                         done[n] += 1
                         i += clients
 
