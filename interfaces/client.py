@@ -50,6 +50,24 @@ class RemoteError(HebbsError):
     """The server answered with an error that has no more specific class here."""
 
 
+REVIEW_ROUTES = {
+    "reflect": ("POST", "/v1/reflect"), "reflect_prepare": ("POST", "/v1/reflect/prepare"),
+    "reflect_commit": ("POST", "/v1/reflect/commit"), "insights": ("GET", "/v1/insights"),
+    "contradiction_prepare": ("GET", "/v1/contradictions"),
+    "contradiction_commit": ("POST", "/v1/contradictions/commit"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class WireReply:
+    """A reply the CLI reads only as JSON (reflection and review: interfaces/cli/review.py)."""
+
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+
 def plain(value: Any) -> Any:
     """A parsed request's field as JSON the server's `parse` reads back to the same value."""
     if isinstance(value, Enum):
@@ -152,6 +170,11 @@ class RemoteEngine:
             return NeighbourhoodResponse.from_dict(
                 self._send("GET", f"/v1/graph/{quote(memory_id, safe='')}", params=_query(body))
             )
+        if op in REVIEW_ROUTES:
+            method, path = REVIEW_ROUTES[op]
+            reply = self._send(method, path, body if method == "POST" else None,
+                               params=_query(body) if method == "GET" else None)
+            return WireReply(reply)
         route = {"recall": "/v1/memories/recall", "prime": "/v1/prime", "rescore": "/v1/rescore"}[op]
         return RecallResponse.from_dict(self._send("POST", route, body))
 

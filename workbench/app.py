@@ -20,6 +20,7 @@ PAGES = [
     st.Page("screens/timeline.py", title="Timeline", icon=":material/timeline:"),
     st.Page("screens/causal_graph.py", title="Causal graph", icon=":material/hub:"),
     st.Page("screens/analogies.py", title="Analogies", icon=":material/compare_arrows:"),
+    st.Page("screens/insights.py", title="Insights", icon=":material/lightbulb:"),
     st.Page("screens/memories.py", title="Memories", icon=":material/table_rows:"),
     st.Page("screens/ingest.py", title="Ingest", icon=":material/upload_file:"),
 ]

@@ -107,7 +107,7 @@ class InsightsRequest:
 class ProducedInsight:
     content: str
     confidence: float
-    source_ids: tuple[str, ...]
+    source_memory_ids: tuple[str, ...]
     tags: tuple[str, ...] = ()
     cluster_id: int | None = None
 
@@ -128,7 +128,7 @@ class ProducedInsight:
         return cls(
             content=validation.content(raw.get("content")),
             confidence=validation.number(raw.get("confidence", 0.5), f"{what}.confidence", 0.0, 1.0),
-            source_ids=sources,
+            source_memory_ids=sources,
             tags=tuple(validation.text(t, f"{what}.tags", 200) for t in _list(raw.get("tags") or [], f"{what}.tags",
                                                                               50)),
             cluster_id=None if cluster is None else _count(cluster, f"{what}.cluster_id", 0, 10_000),

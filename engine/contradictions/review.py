@@ -12,6 +12,7 @@ says so in each side's strategy details (`contradicts`: the other side's id).
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -21,13 +22,19 @@ import numpy as np
 from engine import ids
 from engine.api.reviews import ContradictionCommitRequest, ContradictionCommitResponse, ContradictionsResponse
 from engine.errors import ValidationError
-from engine.models import Edge, EdgeType, MemoryKind, RecallResult, StrategyDetail
+from engine.ingest.keywords import STOPWORDS, stem
+from engine.models import Edge, EdgeType, Memory, MemoryKind, RecallResult, StrategyDetail
 from engine.store.interface import Storage
 from engine.store.rows import PendingPair
 
 MIN_SIMILARITY = 0.4  # below the least similar candidate pair of the labelled set's tune half (0.47)
+# Before any parse, the two texts must share this Jaccard overlap of their content-word stems: every check
+# needs the same subject and much the same content (the tune half's found pairs share 0.167 and more).
+# Two propositions of the same indexed document are not compared (see `_same_document`).
+MIN_WORD_OVERLAP = 0.15
 NEIGHBOURS = 5
 ENTITY_WINDOW = 500
+_WORDS = re.compile(r"[a-z0-9]+")
 CHECKED_KINDS = frozenset({MemoryKind.EPISODE, MemoryKind.PROPOSITION})  # statements, not documents or insights
 
 
@@ -51,7 +58,9 @@ class ContradictionReview:
             return 0
         memories = self.store.get_many(sorted({i for a, b, _ in pairs for i in (a, b)}))
         pairs = [(a, b, s) for a, b, s in pairs if a in memories and b in memories
-                 and memories[a].kind in CHECKED_KINDS and memories[b].kind in CHECKED_KINDS]
+                 and memories[a].kind in CHECKED_KINDS and memories[b].kind in CHECKED_KINDS
+                 and not _same_document(memories[a], memories[b])
+                 and word_overlap(memories[a].content, memories[b].content) >= MIN_WORD_OVERLAP]
         if not pairs:
             return 0
         from engine.contradictions import detect_pairs
@@ -117,6 +126,23 @@ class ContradictionReview:
             self._add_edges(edges)
         self.store.resolve_contradictions(wanted)
         return ContradictionCommitResponse(counts["contradiction"], counts["revision"], counts["dismiss"])
+
+
+def _same_document(a: Memory, b: Memory) -> bool:
+    """Two propositions of one indexed document: one account, whose later sentences narrate ("moved the date
+    forward", "opened on ... instead") rather than revise or contradict the earlier ones."""
+    source = a.context.get("source")
+    return bool(source) and source == b.context.get("source")
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of two texts' content-word stems: the cheap test that spares most pairs a parse."""
+    x, y = _stems(a), _stems(b)
+    return len(x & y) / len(x | y) if x or y else 0.0
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in _WORDS.findall(text.lower()) if w not in STOPWORDS}
 
 
 def mark_contradictions(store: Storage, results: Sequence[RecallResult]) -> tuple[RecallResult, ...]:

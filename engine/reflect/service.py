@@ -116,30 +116,30 @@ class Reflection:
                                   f"{datetime.fromtimestamp(expires_at, UTC).isoformat()} (sessions last "
                                   f"{config.REFLECT_SESSION_SECONDS} s); call reflect_prepare again")
         members = {i for c in clusters for i in c}
-        needed = sorted({s for insight in request.insights for s in insight.source_ids})
+        needed = sorted({s for insight in request.insights for s in insight.source_memory_ids})
         found = self.store.get_many(needed)
         for n, insight in enumerate(request.insights):
             _check_sources(n, insight, members, found, clusters)
         written = self.remember([
-            _insight_request(i.content, i.confidence, importance_of([found[s].importance for s in i.source_ids],
+            _insight_request(i.content, i.confidence, importance_of([found[s].importance for s in i.source_memory_ids],
                                                                     i.confidence),
-                             i.source_ids, _shared_entity([found[s] for s in i.source_ids]),
-                             {"fingerprint": fingerprint([found[s] for s in i.source_ids]), "tags": list(i.tags),
+                             i.source_memory_ids, _shared_entity([found[s] for s in i.source_memory_ids]),
+                             {"fingerprint": fingerprint([found[s] for s in i.source_memory_ids]), "tags": list(i.tags),
                               "cluster_id": i.cluster_id, "written_by": "agent"})
             for i in request.insights
         ])
         self.store.close_reflect_session(request.session_id)
-        return ReflectCommitResponse(tuple(Insight(m, i.confidence, i.source_ids, False)
+        return ReflectCommitResponse(tuple(Insight(m, i.confidence, i.source_memory_ids, False)
                                            for m, i in zip(written, request.insights, strict=True)))
 
 
 def _check_sources(n: int, insight: ProducedInsight, members: set[str], found: dict[str, Memory],
                    clusters: list[list[str]]) -> None:
-    outside = [s for s in insight.source_ids if s not in members]
+    outside = [s for s in insight.source_memory_ids if s not in members]
     if outside:
         raise ValidationError(f"insights[{n}]: source memory {', '.join(outside[:5])} is not among this session's "
                               "clusters")
-    gone = [s for s in insight.source_ids if s not in found]
+    gone = [s for s in insight.source_memory_ids if s not in found]
     if gone:
         raise ValidationError(f"insights[{n}]: source memory {', '.join(gone[:5])} was forgotten since "
                               "reflect_prepare")
@@ -147,7 +147,7 @@ def _check_sources(n: int, insight: ProducedInsight, members: set[str], found: d
         if insight.cluster_id >= len(clusters):
             raise ValidationError(f"insights[{n}]: cluster_id {insight.cluster_id} is not one of this session's "
                                   f"{len(clusters)} clusters")
-        foreign = [s for s in insight.source_ids if s not in set(clusters[insight.cluster_id])]
+        foreign = [s for s in insight.source_memory_ids if s not in set(clusters[insight.cluster_id])]
         if foreign:
             raise ValidationError(f"insights[{n}]: source memory {', '.join(foreign[:5])} is not in cluster "
                                   f"{insight.cluster_id}")

@@ -408,9 +408,12 @@ def _detail_label(d: dict[str, Any]) -> str:
 
 
 from interfaces.cli.index import index_command  # noqa: E402  (its own module: spaCy stays out of other commands)
+from interfaces.cli.review import contradictions_command, insights_command, reflect_command  # noqa: E402
 from interfaces.cli.serve import keys, serve  # noqa: E402  (web and RPC frameworks load only when serving)
 
 main.add_command(index_command)
+for command in (reflect_command, insights_command, contradictions_command):
+    main.add_command(command)
 main.add_command(policy)
 main.add_command(sweep)
 main.add_command(serve)

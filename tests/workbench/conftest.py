@@ -30,6 +30,7 @@ PAGES = {
     "timeline": "screens/timeline.py",
     "causal_graph": "screens/causal_graph.py",
     "analogies": "screens/analogies.py",
+    "insights": "screens/insights.py",
     "memories": "screens/memories.py",
     "ingest": "screens/ingest.py",
 }

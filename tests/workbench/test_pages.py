@@ -39,6 +39,7 @@ EXPECTED_ON_SAMPLE = {
     "timeline": "size is importance",
     "causal_graph": "memories reached",
     "analogies": "describe a situation",
+    "insights": "contradictions to review",
     "memories": "newest first",
     "ingest": "upload",
 }

@@ -17,7 +17,7 @@ from engine.models import EdgeType, Strategy
 from engine.recall.presets import DEFAULT_PRESET
 from engine.recall.presets import PRESETS as RECALL_PRESETS
 from engine.recall.scoring import WEIGHT_NAMES
-from workbench import components, explain, urlstate, views
+from workbench import components, explain, review_view, urlstate, views
 from workbench.session import attempt, current_engine, recalling, require_memories, show_table
 
 WEIGHT_LABELS = {
@@ -322,6 +322,15 @@ def show_results(engine: MemoryEngine, results: list[RecallResult], weights: Sco
         found = st.session_state["lab_sources"] = attempt(
             views.sources, engine, [r.memory for r in results], action="Could not read the sources") or {}
     frame = views.results_frame(shown, moves, found)
+    marks = attempt(review_view.contradiction_marks, engine, shown, action="Could not read contradictions") or {}
+    if marks:
+        frame.insert(frame.columns.get_loc("found by") + 1, "contradicts",
+                     review_view.contradiction_column(shown, marks))
+        pairs = sorted({tuple(sorted((rank, other))) for rank, r in enumerate(shown, start=1)
+                        for other in marks.get(r.memory.id, [])})
+        with st.container(key="lab_contradictions"):
+            st.warning("These results contradict each other (a confirmed contradiction): "
+                       + "; ".join(f"#{a} and #{b}" for a, b in pairs), icon=":material/warning:")
     full = frame.assign(content=[r.memory.content for r in shown])
     clicked = components.result_table(
         frame, "lab_table", "recall", full=full,
