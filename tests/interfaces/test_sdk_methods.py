@@ -153,6 +153,7 @@ def test_reflect_and_insights(served: Served) -> None:
     run(scenario())
 
 
+@pytest.mark.slow
 def test_reflect_prepare_and_commit(served: Served) -> None:
     async def scenario() -> None:
         async with HebbsClient(served.grpc, api_key=served.key) as client:
