@@ -7,6 +7,7 @@ machine hits every variant alike):
 - `grpc`: the same engine behind the gRPC servicers (one channel),
 - `engine_chroma_server`: a second engine over the same records with its vector index on `chroma run`.
 Then throughput: recalls per second through REST from 1 and from 4 concurrent clients for a few seconds.
+Then subscribe latency, from the end of a fed chunk to its first pushed memory (benchmarks/subscribe_latency.py).
 
     .venv/bin/python -m benchmarks.bench_serve --size 2000 --queries 200
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +30,7 @@ from typing import Any
 import httpx
 
 from benchmarks import corpus as corpus_mod
+from benchmarks import subscribe_latency
 from benchmarks.timing import summarize
 from engine import MemoryEngine, NewMemory
 from engine.api import RecallRequest
@@ -65,6 +68,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=2000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput run")
+    parser.add_argument("--subscribe-cues", type=int, default=100, help="chunks fed per subscribe transport")
     args = parser.parse_args()
 
     import grpc
@@ -114,10 +118,12 @@ def main() -> None:
         stub = pb_grpc.MemoryServiceStub(channel)
         similarity = [pb.RecallStrategyConfig(strategy_type=pb.SIMILARITY)]
         variants: dict[str, Callable[[str], Any]] = {
-            "engine": lambda cue: engine.handle(RecallRequest.parse({"cue": cue})),
-            "rest": lambda cue: client.post("/v1/memories/recall", json={"cue": cue}).raise_for_status(),
+            "engine": lambda cue: engine.handle(RecallRequest.parse({"cue": cue, "strategies": ["similarity"]})),
+            "rest": lambda cue: client.post("/v1/memories/recall", json={"cue": cue, "strategies": ["similarity"]}
+                                            ).raise_for_status(),
             "grpc": lambda cue: stub.Recall(pb.RecallRequest(cue=cue, strategies=similarity)),
-            "engine_chroma_server": lambda cue: remote.handle(RecallRequest.parse({"cue": cue})),
+            "engine_chroma_server": lambda cue: remote.handle(RecallRequest.parse({"cue": cue,
+                                                                                   "strategies": ["similarity"]})),
         }
         for fn in variants.values():  # warm every path once
             fn(cues[0])
@@ -140,7 +146,8 @@ def main() -> None:
                 with httpx.Client(base_url=rest, timeout=60) as own:
                     i = n
                     while time.monotonic() < stop:
-                        own.post("/v1/memories/recall", json={"cue": cues[i % len(cues)]}).raise_for_status()
+                        own.post("/v1/memories/recall", json={"cue": cues[i % len(cues)],
+                                                              "strategies": ["similarity"]}).raise_for_status()
                         done[n] += 1
                         i += clients
 
@@ -152,7 +159,9 @@ def main() -> None:
             return round(sum(done) / args.seconds, 1)
 
         rates = {f"{c}_clients_recalls_per_s": throughput(c) for c in (1, 4)}
-        result = {"size": args.size, "queries": args.queries, "latency": latency, "rest_throughput": rates}
+        subscribe = subscribe_latency.measure(rest, f"127.0.0.1:{grpc_port}", cues[: args.subscribe_cues])
+        result = {"size": args.size, "queries": args.queries, "latency": latency, "rest_throughput": rates,
+                  "subscribe_chunk_to_push": subscribe, "load_average": list(os.getloadavg())}
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(result, indent=2) + "\n")
         print(json.dumps(result, indent=2))

@@ -55,5 +55,6 @@ def print_forgotten(response: ForgetResponse) -> None:
         for memory_id in forgotten:
             click.echo(f"  {memory_id}")
     else:
-        stones = f", {response.tombstone_count} tombstones left" if response.tombstone_count else ""
+        count = response.tombstone_count
+        stones = f", {count} tombstone{'' if count == 1 else 's'} left" if count else ""
         click.echo(f"forgot {len(forgotten)} {noun}{derived}{stones}")

@@ -116,6 +116,7 @@ def _ranked(engine: MemoryEngine, cue: str) -> list[str]:
     return [r.memory.content for r in engine.recall(cue=cue, top_k=10)]
 
 
+@pytest.mark.slow
 def test_the_same_documents_and_chats_give_the_same_ranked_recall_on_both_stores(
     tmp_path: Path, database_url: str, embedder: Embedder
 ) -> None:

@@ -1,7 +1,7 @@
 """Every method of the official SDK (`hebbs` 0.4.x, unchanged) against `hebbs serve`: the 15 of `HebbsClient`
 over gRPC and every method of `HebbsRestClient` over REST.
 
-`COVERED` names, for each SDK method, the test that exercises it (here, in test_sdk.py or test_subscribe.py); a
+`COVERED` names, for each SDK method, the test that exercises it (here or in test_sdk.py); a
 test checks that the SDK has no method the table misses, so an SDK upgrade that adds one fails until it is
 tested.
 """
@@ -42,8 +42,8 @@ COVERED = {
     "reflect_commit": "test_reflect_prepare_and_commit",
     "contradiction_prepare": "test_contradiction_prepare_and_commit",
     "contradiction_commit": "test_contradiction_prepare_and_commit",
+    "subscribe": "test_subscribe",
     "set_policy": "test_sdk.test_set_policy_is_applied_and_kept",
-    "subscribe": "test_subscribe.test_the_sdk_subscribes_over_grpc_and_gets_each_memory_once",
 }
 REST_COVERED = {
     "remember": "test_sdk.test_rest_client_remember_recall_prime_forget_status",
@@ -84,6 +84,25 @@ def test_health_and_count(served: Served) -> None:
             before = await client.count()
             await client.remember("A memory counted by health.", entity_id="sdk-count")
             await wait_for(lambda: client.count(), lambda n: n == before + 1)
+
+    run(scenario())
+
+
+def test_subscribe(served: Served) -> None:
+    """A memory remembered in the session surfaces once when a fed chunk is about it (docs/subscribe.md)."""
+
+    async def scenario() -> None:
+        async with HebbsClient(served.grpc, api_key=served.key) as client:
+            made = await client.remember("The lighthouse lamp was replaced with an LED array in May.",
+                                         entity_id="sdk-subscribe")
+            sub = await client.subscribe(entity_id="sdk-subscribe")
+            await sub.feed("When was the lighthouse lamp ")
+            await sub.feed("replaced? ")
+            pushes = await sub.listen(timeout=60, max_pushes=1)
+            assert [p.memory.id for p in pushes] == [made.id] and pushes[0].confidence >= 0.5
+            await sub.feed("Was the lighthouse lamp replaced with LEDs? ")
+            assert await sub.listen(timeout=1) == []  # never the same memory twice
+            await sub.close()
 
     run(scenario())
 
@@ -136,6 +155,7 @@ def test_reflect_and_insights(served: Served) -> None:
     run(scenario())
 
 
+@pytest.mark.slow
 def test_reflect_prepare_and_commit(served: Served) -> None:
     async def scenario() -> None:
         async with HebbsClient(served.grpc, api_key=served.key) as client:

@@ -6,6 +6,7 @@
 
 import { Camelize, fromWire, toWire } from "./case.js";
 import type { components } from "./schema.js";
+import { openSubscription, Subscription } from "./subscription.js";
 
 type Schemas = components["schemas"];
 
@@ -15,6 +16,7 @@ export type PrimeOptions = Camelize<Schemas["PrimeBody"]>;
 export type ReviseOptions = Camelize<Schemas["ReviseBody"]>;
 export type ForgetOptions = Camelize<Schemas["ForgetBody"]>;
 export type ReflectOptions = Camelize<Schemas["ReflectBody"]>;
+export type SubscribeOptions = Camelize<Schemas["SubscribeBody"]>;
 
 export interface InsightsOptions {
   entityId?: string;
@@ -42,6 +44,8 @@ export interface Memory {
   updatedAt: string;
   lastAccessedAt: string | null;
   accessCount: number;
+  /** HEBBS' decay score under the server's policy when the memory was read. */
+  decayScore: number | null;
 }
 
 /** An insight is a memory of kind `insight` citing its sources; `stale` once a source was forgotten or revised. */
@@ -169,13 +173,49 @@ export class HebbsClient {
     return ((await this.request("GET", `/v1/insights${suffix}`)) as { insights: Insight[] }).insights;
   }
 
+  /**
+   * Open a subscription: feed it text as it arrives (`feed`) and read the memories that surface (`next`, or
+   * `for await`), each once, with the strategy details that made it surface. Close it when done.
+   */
+  async subscribe(options: SubscribeOptions = {}): Promise<Subscription> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.timeoutMs);
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`${this.baseUrl}/v1/subscribe`, {
+        method: "POST",
+        headers: { ...this.headers(), Accept: "text/event-stream", "Content-Type": "application/json" },
+        body: JSON.stringify(toWire(options)),
+        signal: abort.signal,
+      });
+    } catch (error) {
+      throw new HebbsError(0, `could not reach ${this.baseUrl}: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      let reason: unknown;
+      try {
+        reason = (JSON.parse(text) as { error?: unknown }).error;
+      } catch {
+        reason = undefined;
+      }
+      throw new HebbsError(response.status, typeof reason === "string" ? reason : `${response.status} ${text.slice(0, 200)}`);
+    }
+    return openSubscription(response, abort, (method, path, body) => this.request(method, path, body));
+  }
+
   async health(): Promise<Health> {
     return (await this.request("GET", "/v1/system/health")) as Health;
   }
 
+  private headers(): Record<string, string> {
+    return this.apiKey ? { Authorization: `Bearer ${this.apiKey}` } : {};
+  }
+
   private async request(method: string, path: string, body?: unknown): Promise<unknown> {
-    const headers: Record<string, string> = { Accept: "application/json" };
-    if (this.apiKey) headers.Authorization = `Bearer ${this.apiKey}`;
+    const headers: Record<string, string> = { ...this.headers(), Accept: "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response: Response;
     try {

@@ -98,6 +98,32 @@ describe("HebbsClient", () => {
     await assert.rejects(client.insights({ maxResults: 0 }), (error: unknown) => error instanceof HebbsError && error.status === 400);
   });
 
+  it("subscribes over Server-Sent Events: a fed chunk surfaces a memory once, with its strategy details", async () => {
+    const topic = `${entity}-boiler`;
+    const boiler = await client.remember({ content: "The basement boiler was serviced by Ortiz Heating in March.", entityId: topic });
+    await assert.rejects(client.subscribe({ confidenceThreshold: 2 }), (error: unknown) => {
+      assert.ok(error instanceof HebbsError);
+      assert.equal(error.status, 400);
+      assert.match(error.message, /confidence_threshold/);
+      return true;
+    });
+    const subscription = await client.subscribe({ entityId: topic, confidenceThreshold: 0.4 });
+    assert.ok(subscription.id > 0);
+    await subscription.feed("Who serviced the basement ");
+    await subscription.feed("boiler in March? ");
+    const push = await subscription.next();
+    assert.ok(push, "a push for the fed chunk");
+    assert.equal(push.memory.id, boiler.id);
+    assert.ok(push.confidence >= 0.4);
+    assert.equal(push.strategyDetails[0].strategy, "similarity");
+    assert.equal(typeof push.memory.decayScore, "number");
+    await subscription.feed("Was the basement boiler serviced in March by Ortiz? ");
+    assert.equal(await subscription.next(1_000), undefined); // the same memory is never pushed twice
+    await subscription.close();
+    assert.equal(subscription.closed, true);
+    await assert.rejects(subscription.feed("anyone there?"), (error: unknown) => error instanceof HebbsError && error.status === 404);
+  });
+
   it("reports the server's health", async () => {
     const health = await client.health();
     assert.equal(health.status, "ok");
