@@ -4,23 +4,17 @@ embeddings, structures and ledger rows, then edges and the entity registry; veri
 Resumable: memories go over in batches, each in one transaction of the target, and a memory the target holds
 already is skipped, so a run interrupted anywhere is finished by running it again (edges and entities are
 upserts). Replies under idempotency keys, reviews waiting for an agent and tombstones are not copied.
-`recall_parity` then asks both stores the same cues.
+The CLI (interfaces/cli/migrate.py) then asks both stores the same cues.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from engine.api.requests import RecallRequest
 from engine.errors import StoreError
 from engine.store.interface import Storage
 from engine.store.rows import AlsoWrite
-
-if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
 
 BATCH = 500
 
@@ -60,14 +54,3 @@ def migrate(source: Storage, target: Storage, progress: Callable[[int], None] | 
                          "database")
     return Copied(copied, skipped, len(edges), len(entities))
 
-
-def recall_parity(source: MemoryEngine, target: MemoryEngine, cues: int = 20, seed: int = 5) -> tuple[int, int]:
-    """(cues ranked alike, cues asked): the default recall (not counted as an access) of `cues` cues made of
-    the first words of stored memories, compared by ranked memory ids on both engines."""
-    contents = sorted(m.content for m in source.list_memories(limit=1000, include_revisions=False))
-    picked = random.Random(seed).sample(contents, min(cues, len(contents)))
-    same = 0
-    for text in picked:
-        request = RecallRequest.parse({"cue": " ".join(text.split()[:6]), "top_k": 10})
-        same += [r.memory.id for r in source.retrieve(request)] == [r.memory.id for r in target.retrieve(request)]
-    return same, len(picked)
