@@ -294,6 +294,9 @@ def run(
             scores[RELEVANCE_ONLY_PATH] = results["recommended"].scores
         scores.update(locomo_paths.run(convs, embedder))
         if cli_questions:
+            if RELEVANCE_ONLY_PATH in scores:
+                scores[locomo_paths.CLI_BASELINE] = locomo_paths.on_cli_questions(
+                    scores[RELEVANCE_ONLY_PATH], convs, cli_questions)
             scores.update(locomo_paths.cli_path(convs, cli_questions))
         out["user_paths"] = locomo_paths.report(scores)
         out["user_paths_load"] = round(os.getloadavg()[0], 2)

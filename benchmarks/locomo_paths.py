@@ -113,6 +113,7 @@ def run(
 CLI_QUESTIONS = 40
 CLI_PATH = f"CLI: `hebbs recall QUESTION`, counted, today's clock, top_k 10 (first {CLI_QUESTIONS} questions, one " \
     "conversation per half)"
+CLI_BASELINE = "recommended, relevance-only weights, uncounted (`retrieve`), on the CLI path's questions"
 
 
 def _hebbs(data_dir: Path, *args: str) -> str:
@@ -122,10 +123,28 @@ def _hebbs(data_dir: Path, *args: str) -> str:
     return subprocess.run(command, cwd=REPO_ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
+def cli_conversations(convs: Sequence[locomo.Conversation]) -> list[locomo.Conversation]:
+    """The conversations the CLI path asks: the first of each half that is there."""
+    firsts = [next((c for c in convs if c.sample_id in half), None) for half in (locomo.TUNE, locomo.HELDOUT)]
+    return [c for c in firsts if c is not None]
+
+
+def on_cli_questions(scores: Sequence[Any], convs: Sequence[locomo.Conversation], questions: int) -> list[Any]:
+    """Of another path's scores (each conversation's in its question order), those of the questions the CLI path
+    asks: the same questions, so the CLI's figures can be read against that path's."""
+    chosen = {c.sample_id for c in cli_conversations(convs)}
+    taken: dict[str, int] = {}
+    out = []
+    for s in scores:
+        if s.conversation in chosen and taken.get(s.conversation, 0) < questions:
+            taken[s.conversation] = taken.get(s.conversation, 0) + 1
+            out.append(s)
+    return out
+
+
 def cli_path(convs: Sequence[locomo.Conversation], questions: int = CLI_QUESTIONS) -> dict[str, list[Score]]:
     """The first conversation of each half, indexed with `hebbs index` and asked with `hebbs recall` (see above)."""
-    firsts = [next((c for c in convs if c.sample_id in half), None) for half in (locomo.TUNE, locomo.HELDOUT)]
-    chosen = [c for c in firsts if c is not None]
+    chosen = cli_conversations(convs)
     out: list[Score] = []
     work = Path(tempfile.mkdtemp(prefix="hebbs-locomo-cli-"))
     try:

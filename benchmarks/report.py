@@ -731,6 +731,10 @@ def _int8_section(result: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+# Sections written by hand go below this line in docs/benchmarks.md: a regenerated file keeps them.
+HAND_WRITTEN = "<!-- Written by hand from here on: benchmarks/report.py keeps this part when regenerating the file -->"
+
+
 def write(
     perf: dict[str, Any] | None,
     locomo_result: dict[str, Any] | None,
@@ -773,5 +777,7 @@ def write(
     lines += _locomo_section(locomo_result, docs_dir, img_dir)
     lines += _models_section((locomo_result or {}).get("models"), locomo_result)
     path = docs_dir / "benchmarks.md"
-    path.write_text("\n".join(lines).rstrip() + "\n")
+    previous = path.read_text() if path.exists() else ""
+    kept = previous[previous.index(HAND_WRITTEN):] if HAND_WRITTEN in previous else ""
+    path.write_text("\n".join(lines).rstrip() + "\n" + (f"\n{kept}" if kept else ""))
     return path

@@ -1,4 +1,4 @@
-"""Disk, permission and database failures (SQLite, OS, Chroma) as one-line `StoreError`s.
+"""Disk, permission and database failures (SQLite, PostgreSQL, OS, Chroma) as one-line `StoreError`s.
 
 The store's backend raises its own errors; every engine operation runs inside `store_errors()` so a caller
 sees one readable line of what the data dir could not do, and why.
@@ -29,7 +29,19 @@ def store_errors(data_dir: Path | None = None) -> Iterator[None]:
     except Exception as exc:
         if type(exc).__module__.startswith("chromadb"):  # the vector index could not read or write
             raise as_store_error(exc, data_dir, vectors=True) from exc
+        if type(exc).__module__.startswith("psycopg"):  # the PostgreSQL store (psycopg, psycopg_pool)
+            raise database_error(exc) from exc
         raise
+
+
+def database_error(exc: BaseException) -> StoreError:
+    """A PostgreSQL failure as one line. A server that is away (restarting, unreachable) is said so: servers
+    answer 503 meanwhile, and their connection pool reconnects by itself once it is back."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    name = type(exc).__name__
+    if name in ("OperationalError", "PoolTimeout", "InterfaceError") or "connection" in text.lower():
+        return StoreError(f"the database is unavailable (retry shortly): {text[:200]}")
+    return StoreError(f"the database refused the operation: {text[:200]}")
 
 
 DAMAGE_WORDS = ("not a database", "malformed", "corrupt", "file is encrypted", "database disk image")

@@ -4,6 +4,7 @@ Bounded: only the newest `IDEMPOTENCY_KEYS_KEPT` keys are kept."""
 
 from __future__ import annotations
 
+from engine.store.errors import store_errors
 from engine.store.interface import Storage
 
 IDEMPOTENCY_KEYS_KEPT = 10_000  # the newest idempotency keys remembered (oldest forgotten first)
@@ -14,7 +15,8 @@ class Replies:
 
     def get(self, key: str) -> tuple[str, str] | None:
         """(operation, reply) stored under `key`, or None."""
-        return self.store.get_reply(key)
+        with store_errors():
+            return self.store.get_reply(key)
 
     def put(self, key: str, operation: str, reply: str) -> None:
         """Keep `reply` under `key`, dropping the oldest keys beyond the bound."""

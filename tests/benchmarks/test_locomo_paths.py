@@ -51,3 +51,12 @@ def test_the_cli_path_indexes_and_recalls_through_the_real_cli_per_half() -> Non
     assert report["tune"]["questions"] == report["heldout"]["questions"] == 1
     assert report["all"]["R@5"] == 1.0  # the one turn that names the dog is found, in each half's store
     assert report["all"]["R@25"] is None  # the CLI's default top_k is 10
+
+
+def test_the_cli_paths_baseline_keeps_the_same_questions_of_another_path() -> None:
+    convs = [_conversation(c) for c in ("conv-30", "conv-26", "conv-44", "conv-47")]
+    # each conversation's questions in order; the category numbers them here
+    scores = [locomo_paths.score(c, n, [], [], top_k=10) for c in ("conv-26", "conv-44", "conv-47") for n in (1, 2, 3)]
+    kept = locomo_paths.on_cli_questions(scores, convs, questions=2)
+    # the CLI asks the first conversation of each half present (conv-30, conv-44): conv-30 has no scores here
+    assert [(s.conversation, s.category) for s in kept] == [("conv-44", 1), ("conv-44", 2)]

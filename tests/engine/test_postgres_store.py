@@ -212,3 +212,35 @@ def test_a_write_on_one_replica_is_recalled_on_the_other_within_a_second(databas
     finally:
         a.close()
         b.close()
+
+
+def test_while_the_database_is_away_requests_fail_clearly_and_the_engine_reconnects_by_itself(
+    embedder: Embedder,
+) -> None:
+    """PostgreSQL restarted under an open engine: a StoreError naming the outage (servers answer it with 503,
+    interfaces/errors.py) while it is away, then the same engine works again with nothing acknowledged lost."""
+    from engine.errors import StoreError
+    from engine.store.postgres.local_server import LocalServer
+
+    server = LocalServer().start()
+    try:
+        with MemoryEngine(database=server.url, embedder=embedder) as engine:
+            kept = engine.remember(content="Acknowledged before the restart.")
+            server.stop("immediate")  # as a crash: no clean shutdown
+            with pytest.raises(StoreError, match="the database is unavailable"):
+                engine.remember(content="Refused while the database is away.")
+            with pytest.raises(StoreError, match="the database is unavailable"):
+                engine.recall(cue="restart", top_k=3)
+            server.start()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    engine.remember(content="Stored after the restart.")
+                    break
+                except StoreError:
+                    assert time.monotonic() < deadline, "the engine did not reconnect"
+                    time.sleep(0.2)
+            contents = {m.content for m in engine.list_memories(limit=10)}
+            assert contents == {kept.content, "Stored after the restart."}
+    finally:
+        server.remove()

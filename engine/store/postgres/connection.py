@@ -20,6 +20,7 @@ from engine.store.postgres import changes
 SCHEMA_VERSION = 1
 WRITE_LOCK = 0x48454242  # the advisory lock every counted write takes ("HEBB")
 SCHEMA_LOCK = 0x48454243
+POOL_WAIT_SECONDS = 5.0
 CHANNEL = "hebbs_changes"  # NOTIFY on every counted commit (`listen`)
 
 SCHEMA = """
@@ -134,8 +135,10 @@ def connect_pool(url: str) -> Any:
         psycopg.connect(url, connect_timeout=10).close()
     except psycopg.Error as exc:
         raise StoreError(f"cannot connect to the database {redact(url)}: {' '.join(str(exc).split())}") from exc
+    # A request waits at most POOL_WAIT_SECONDS for a connection: while the server is away it then fails (503)
+    # instead of hanging; the pool keeps trying to reconnect meanwhile, and checks each connection it lends.
     pool = ConnectionPool(url, min_size=1, max_size=8, open=False, kwargs={"autocommit": True},
-                          check=ConnectionPool.check_connection)
+                          check=ConnectionPool.check_connection, timeout=POOL_WAIT_SECONDS)
     try:
         pool.open(wait=True, timeout=10)
     except Exception as exc:

@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL server on loopback, in a folder of its own: what the tests, the benchmarks and a
-first try of the shared store run against (`python -m engine.store.postgres.local_server DIR` prints its URL
-and serves until interrupted). Production points `--database` at a server it runs itself.
+first try of the shared store run against. `python -m engine.store.postgres.local_server DIR --port P`
+starts it (or finds it running), prints its URL (`postgresql://hebbs@127.0.0.1:P/hebbs`) and returns;
+`--stop` stops it. Production points `--database` at a server it runs itself.
 
 Uses the server binaries of the machine's PostgreSQL (the newest under /usr/lib/postgresql, or `pg_ctl` on
 PATH). PostgreSQL refuses to run as root: as root, the folder is given to the `postgres` user, who runs it.
@@ -13,9 +14,7 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from engine.errors import StoreError
@@ -53,9 +52,7 @@ class LocalServer:
     def data(self) -> Path:
         return self.folder / "data"
 
-    @property
-    def user(self) -> str:
-        return "postgres" if self._as else os.environ.get("USER", "postgres")
+    user = "hebbs"  # the cluster's superuser (trust authentication on loopback only)
 
     @property
     def url(self) -> str:
@@ -68,6 +65,10 @@ class LocalServer:
         self.folder.mkdir(parents=True, exist_ok=True)
         if self._as:
             shutil.chown(self.folder, "postgres", "postgres")
+            closed = [p for p in self.folder.resolve().parents if not os.stat(p).st_mode & 0o001]
+            if closed:
+                raise StoreError(f"the postgres user cannot reach {self.folder} ({closed[0]} is closed to others): "
+                                 "choose a folder under /tmp")
         fresh = not (self.data / "PG_VERSION").exists()
         if fresh:
             self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", self.user,
@@ -93,18 +94,18 @@ class LocalServer:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Run a throwaway PostgreSQL on loopback for hebbs")
+    parser = argparse.ArgumentParser(description="Start a throwaway PostgreSQL on loopback for hebbs")
     parser.add_argument("folder", type=Path, help="its data folder (created; kept between runs)")
     parser.add_argument("--port", type=int, default=5432)
+    parser.add_argument("--stop", action="store_true", help="stop the server running in the folder")
     args = parser.parse_args()
-    server = LocalServer(args.folder.resolve(), args.port).start()
-    print(server.url, flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
+    server = LocalServer(args.folder.resolve(), args.port)
+    if args.stop:
         server.stop()
-        sys.exit(0)
+        return
+    if not (server.data / "postmaster.pid").exists():
+        server.start()
+    print(server.url, flush=True)
 
 
 if __name__ == "__main__":
