@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.api.subscriptions import FeedRequest, SubscribeRequest
-from engine.errors import HebbsError, MemoryNotFoundError
+from engine.errors import HebbsError, MemoryNotFoundError, StoreError
 from engine.models import RecallResult, Strategy
 from engine.subscribe import Chunker, Push, Stream
 
@@ -102,6 +102,8 @@ class SubscriptionHub:
 
     def open(self, owner: str, request: SubscribeRequest) -> Subscription:
         with self._lock:
+            if self._stopped.is_set():
+                raise StoreError("the server is shutting down; subscribe to its successor")
             if len(self._open) >= self.total:
                 raise TooManySubscriptionsError(f"the server has {self.total} subscriptions open, its limit: "
                                                 "close one or retry later")
@@ -144,10 +146,15 @@ class SubscriptionHub:
             return len(self._open)
 
     def shutdown(self) -> None:
+        """Close every subscription (their streams end: a server stopping must not wait on them) and refuse
+        new ones."""
         self._stopped.set()
-        for subscription_id in list(self._open):
+        with self._lock:
+            ids = list(self._open)
+        for subscription_id in ids:
             self.close(subscription_id)
-        self._timer.join(timeout=5)
+        if self._timer is not threading.current_thread():
+            self._timer.join(timeout=5)
 
     def _recall(self, sub: Subscription, chunk: str) -> None:
         ended = self._clock()
