@@ -54,24 +54,17 @@ class Subscription:
     last_fed: float
     closed: bool = False
     listeners: list[Callable[[], None]] = field(default_factory=list)
-    chunk_done: list[float] = field(default_factory=list)  # monotonic time each queued push's chunk ended
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def take(self) -> list[tuple[Push[RecallResult], float]]:
-        """The queued pushes, oldest first, each with when its chunk ended (for latency)."""
-        with self._lock:
-            pushes = self.stream.take()
-            ended, self.chunk_done = self.chunk_done[: len(pushes)], self.chunk_done[len(pushes):]
-            return list(zip(pushes, ended, strict=True))
+    def take(self) -> list[Push[RecallResult]]:
+        """The queued pushes, oldest first."""
+        return self.stream.take()
 
-    def offer(self, found: list[RecallResult], chunk_ended: float) -> bool:
+    def offer(self, found: list[RecallResult]) -> bool:
         """Queue the results over the threshold not pushed before; True if a reader should look (something
         was queued or dropped)."""
-        with self._lock:
-            dropped = self.stream.dropped
-            queued = self.stream.offer((r.memory.id, r, _similarity(r)) for r in found)
-            self.chunk_done.extend(chunk_ended for _ in queued)
-            return bool(queued) or self.stream.dropped > dropped
+        dropped = self.stream.dropped
+        queued = self.stream.offer((r.memory.id, r, _similarity(r)) for r in found)
+        return bool(queued) or self.stream.dropped > dropped
 
     def wake(self) -> None:
         for listener in list(self.listeners):
@@ -157,8 +150,7 @@ class SubscriptionHub:
             self._timer.join(timeout=5)
 
     def _recall(self, sub: Subscription, chunk: str) -> None:
-        ended = self._clock()
-        if sub.offer(self._surface(chunk, sub.request.entity_id), ended):
+        if sub.offer(self._surface(chunk, sub.request.entity_id)):
             sub.wake()
 
     def _tick(self) -> None:
