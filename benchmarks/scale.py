@@ -20,8 +20,11 @@ are timed round-robin with the floor (embed the cue + one raw Chroma query) exac
 reopen is timed in fresh processes; disk is the data directory's size; RSS per memory is the growth of a
 fresh process's RSS when the store is opened, divided by its size. The 1-minute load average is sampled
 every 30 s (per size and for the whole run), and growth exponents per decade are saved with the sizes.
-A size that is projected not to fit in what is left of `--budget-minutes` (from the previous size's
-build rate) is replaced by the largest multiple of 50,000 that does, and the run says so.
+Then the write-heavy mix (`write_mix`): `--mix-rounds` rounds of one `remember` and one default recall,
+against the same recalls on the quiet store in alternating blocks; issue 27's targets are checked per size
+(`targets`) and saved beside the figures. A size that is projected not to fit in what is left of
+`--budget-minutes` (from the previous size's build rate) is replaced by the largest multiple of 50,000 that
+does, and the run says so.
 """
 
 from __future__ import annotations
