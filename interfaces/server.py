@@ -92,7 +92,7 @@ def run_server(
                            http=HeaderDeadlineProtocol, timeout_graceful_shutdown=None, **ssl)  # type: ignore[arg-type]
         )
         scheme = "https" if tls else "http"
-        with _stop_on_signals(http):
+        with _stop_on_signals(http, service.subscriptions.shutdown):
             where = redact(database) if database else data_dir
             announce(f"hebbs: serving {where} - REST {scheme}://{host}:{rest_port}  gRPC {host}:{grpc_port}"
                      + (" (TLS)" if tls else "") + ("" if auth else "  (NO AUTH)"))
@@ -147,9 +147,13 @@ class _QuietSignalsServer:
 
 
 @contextlib.contextmanager
-def _stop_on_signals(http: _QuietSignalsServer) -> Iterator[None]:
+def _stop_on_signals(http: _QuietSignalsServer, end_streams: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM / SIGINT stop the HTTP side; open subscription streams are ended first, or the drain (which
+    waits for every response to finish) would wait on them for as long as their clients stay."""
+
     def handler(signum: int, _: Any) -> None:
         log.info("received %s", signal.Signals(signum).name)
+        end_streams()
         http.stop()
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}

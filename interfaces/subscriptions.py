@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.api.subscriptions import FeedRequest, SubscribeRequest
-from engine.errors import HebbsError, MemoryNotFoundError
+from engine.errors import HebbsError, MemoryNotFoundError, StoreError
 from engine.models import RecallResult, Strategy
 from engine.subscribe import Chunker, Push, Stream
 
@@ -54,24 +54,17 @@ class Subscription:
     last_fed: float
     closed: bool = False
     listeners: list[Callable[[], None]] = field(default_factory=list)
-    chunk_done: list[float] = field(default_factory=list)  # monotonic time each queued push's chunk ended
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def take(self) -> list[tuple[Push[RecallResult], float]]:
-        """The queued pushes, oldest first, each with when its chunk ended (for latency)."""
-        with self._lock:
-            pushes = self.stream.take()
-            ended, self.chunk_done = self.chunk_done[: len(pushes)], self.chunk_done[len(pushes):]
-            return list(zip(pushes, ended, strict=True))
+    def take(self) -> list[Push[RecallResult]]:
+        """The queued pushes, oldest first."""
+        return self.stream.take()
 
-    def offer(self, found: list[RecallResult], chunk_ended: float) -> bool:
+    def offer(self, found: list[RecallResult]) -> bool:
         """Queue the results over the threshold not pushed before; True if a reader should look (something
         was queued or dropped)."""
-        with self._lock:
-            dropped = self.stream.dropped
-            queued = self.stream.offer((r.memory.id, r, _similarity(r)) for r in found)
-            self.chunk_done.extend(chunk_ended for _ in queued)
-            return bool(queued) or self.stream.dropped > dropped
+        dropped = self.stream.dropped
+        queued = self.stream.offer((r.memory.id, r, _similarity(r)) for r in found)
+        return bool(queued) or self.stream.dropped > dropped
 
     def wake(self) -> None:
         for listener in list(self.listeners):
@@ -102,6 +95,8 @@ class SubscriptionHub:
 
     def open(self, owner: str, request: SubscribeRequest) -> Subscription:
         with self._lock:
+            if self._stopped.is_set():
+                raise StoreError("the server is shutting down; subscribe to its successor")
             if len(self._open) >= self.total:
                 raise TooManySubscriptionsError(f"the server has {self.total} subscriptions open, its limit: "
                                                 "close one or retry later")
@@ -144,14 +139,18 @@ class SubscriptionHub:
             return len(self._open)
 
     def shutdown(self) -> None:
+        """Close every subscription (their streams end: a server stopping must not wait on them) and refuse
+        new ones."""
         self._stopped.set()
-        for subscription_id in list(self._open):
+        with self._lock:
+            ids = list(self._open)
+        for subscription_id in ids:
             self.close(subscription_id)
-        self._timer.join(timeout=5)
+        if self._timer is not threading.current_thread():
+            self._timer.join(timeout=5)
 
     def _recall(self, sub: Subscription, chunk: str) -> None:
-        ended = self._clock()
-        if sub.offer(self._surface(chunk, sub.request.entity_id), ended):
+        if sub.offer(self._surface(chunk, sub.request.entity_id)):
             sub.wake()
 
     def _tick(self) -> None:

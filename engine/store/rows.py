@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from engine import config
-from engine.models import Memory
+from engine.models import Memory, iso
 
 # `fusion_rows`' episode key of a memory whose context names no episode (the JSON array of nulls).
 NO_EPISODE = "[" + ",".join("null" for _ in config.EPISODE_KEYS) + "]"
@@ -159,5 +159,5 @@ class Tombstone:
     reason: str  # "criteria" or "sweep"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"memory_id": self.memory_id, "forgotten_at": self.forgotten_at.isoformat().replace("+00:00", "Z"),
+        return {"memory_id": self.memory_id, "forgotten_at": iso(self.forgotten_at),
                 "content_sha256": self.content_sha256, "reason": self.reason}

@@ -49,7 +49,7 @@ class SubscribeServicer(pb_grpc.SubscribeServiceServicer):
             yield pb.SubscribePushMessage(subscription_id=sub.id)
             while context.is_active():
                 ready.clear()
-                for push, _ in sub.take():
+                for push in sub.take():
                     yield convert.push_to_proto(sub.id, push)
                 if sub.closed and not sub.stream.pending():
                     break

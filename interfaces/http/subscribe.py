@@ -51,7 +51,7 @@ async def _events(service: HebbsService, sub: Subscription) -> AsyncIterator[str
                                     "entity_id": sub.request.entity_id})
         while True:
             ready.clear()
-            for push, _ in sub.take():
+            for push in sub.take():
                 result = push.item
                 yield _event("push", {
                     "subscription_id": sub.id, "sequence_number": push.sequence, "confidence": push.confidence,

@@ -185,9 +185,9 @@ def test_the_queue_is_bounded_and_a_slow_reader_is_told_what_was_dropped() -> No
         sub = hub.open("", SubscribeRequest.parse({"queue_size": 3}))
         hub.feed(sub.id, "", FeedRequest.parse({"text": "A first sentence. "}))
         assert sub.stream.pending() == 3 and sub.stream.dropped == 2  # 5 over the threshold, room for 3
-        assert [p.item.memory.id for p, _ in sub.take()] == ["A0", "A1", "A2"]
+        assert [p.item.memory.id for p in sub.take()] == ["A0", "A1", "A2"]
         hub.feed(sub.id, "", FeedRequest.parse({"text": "A first sentence again. "}))
-        assert [p.item.memory.id for p, _ in sub.take()] == ["A3", "A4"]  # dropped ones may come later; no repeats
+        assert [p.item.memory.id for p in sub.take()] == ["A3", "A4"]  # dropped ones may come later; no repeats
         with pytest.raises(MemoryNotFoundError):
             hub.feed(sub.id, "someone else", FeedRequest.parse({"text": "x. "}))
         assert hub.close(sub.id) and hub.count() == 0 and not hub.close(sub.id)

@@ -23,7 +23,7 @@ from hebbs._generated import hebbs_pb2_grpc as pb_grpc
 from engine import config
 from interfaces.cli import main
 from tests.interfaces.conftest import free_port, wait_until
-from tests.trust.servers import HEBBS, KEY, Server, launch, running, stop
+from tests.trust.servers import HEBBS, KEY, Server, launch, ready, running, stop
 
 FAST_READ = {"HEBBS_HEADER_READ_SECONDS": "1", "HEBBS_BODY_READ_SECONDS": "2"}
 
@@ -314,3 +314,15 @@ def test_index_through_the_cli_server_option_is_refused_outside_roots(server: tu
                                 env={"HEBBS_API_KEY": KEY})
     assert result.exit_code == 2 and "outside the folders" in result.stderr
     assert served.memories() == before
+
+
+def test_sigterm_ends_open_subscription_streams_and_exits(tmp_path: Path) -> None:
+    """An SSE client that never closes must not keep a stopping server draining: its stream ends (`closed`)."""
+    server = launch(tmp_path / "data")
+    wait_until(lambda: ready(server), 180, "hebbs serve", alive=lambda: server.proc.poll() is None)
+    with server.http() as http, http.stream("POST", "/v1/subscribe", json={}) as stream:
+        lines = stream.iter_lines()
+        assert next(line for line in lines if line.startswith("event:")) == "event: subscribed"
+        assert stop(server, timeout=60) == 0
+        assert "event: closed" in list(lines)
+    assert "data dir released" in server.output()
