@@ -25,6 +25,7 @@ from engine.store.rows import (
     DecayInputs,
     EntityRecord,
     FusionRow,
+    LedgerRow,
     LinkRow,
     MemoryRecord,
     PendingPair,
@@ -370,6 +371,10 @@ class Bookkeeping(Protocol):
     def ledger_memory_ids(self, sources: Iterable[str]) -> list[str]: ...
 
     def ledger_count(self, role: str, sources: Sequence[str]) -> int: ...
+
+    def ledger_rows(self, memory_ids: Sequence[str]) -> list[LedgerRow]:
+        """The ledger rows of the given memories, whole (what a migration copies)."""
+        ...
 
     def ledger_link_rows(self) -> list[LinkRow]:
         """Every ledger row with its memory's entity and time, by source and position."""

@@ -31,6 +31,7 @@ from engine.api.fields import wire_field
 from engine.errors import HebbsError
 from engine.models import Memory, RecallResult
 from engine.recall.presets import DEFAULT_PRESET, PRESETS
+from interfaces.cli.migrate import migrate
 from interfaces.cli.options import (
     common_options,
     data_dir_option,
@@ -418,6 +419,7 @@ main.add_command(policy)
 main.add_command(sweep)
 main.add_command(serve)
 main.add_command(keys)
+main.add_command(migrate)
 
 if __name__ == "__main__":
     main()

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.store.postgres.connection import PostgresConnection
-from engine.store.rows import AlsoWrite, EntityRecord, LinkRow, Tombstone, from_micros, to_micros
+from engine.store.rows import AlsoWrite, EntityRecord, LedgerRow, LinkRow, Tombstone, from_micros, to_micros
 
 DOCUMENT, PROPOSITION, MESSAGE = "document", "proposition", "message"
 
@@ -82,6 +82,11 @@ class Bookkeeping(PostgresConnection):
     def ledger_count(self, role: str, sources: Sequence[str]) -> int:
         return int(self._query("SELECT count(*) FROM ingested WHERE role = %s AND source = ANY(%s)",
                                (role, list(sources)))[0][0])
+
+    def ledger_rows(self, memory_ids: Sequence[str]) -> list[LedgerRow]:
+        rows = self._query("SELECT memory_id, source, role, position, content_hash, analysis FROM ingested"
+                           " WHERE memory_id = ANY(%s)", (list(memory_ids),))
+        return [LedgerRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
 
     def ledger_link_rows(self) -> list[LinkRow]:
         rows = self._query(

@@ -10,7 +10,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from engine.store.rows import AlsoWrite, EntityRecord, LinkRow, Tombstone, from_micros, to_micros
+from engine.store.rows import AlsoWrite, EntityRecord, LedgerRow, LinkRow, Tombstone, from_micros, to_micros
 from engine.store.sqlite.connection import SqliteConnection, chunks
 
 DOCUMENT, PROPOSITION, MESSAGE = "document", "proposition", "message"
@@ -93,6 +93,13 @@ class Bookkeeping(SqliteConnection):
                 f"SELECT count(*) FROM ingested WHERE role = ? AND source IN ({marks})", (role, *chunk)
             )[0][0])
         return total
+
+    def ledger_rows(self, memory_ids: Sequence[str]) -> list[LedgerRow]:
+        if not self._has_table("ingested"):
+            return []
+        rows = self._query_ids("SELECT memory_id, source, role, position, content_hash, analysis FROM ingested",
+                               memory_ids, column="memory_id")
+        return [LedgerRow(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
 
     def ledger_link_rows(self) -> list[LinkRow]:
         if not self._has_table("ingested"):

@@ -203,12 +203,12 @@ class SqliteConnection:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
-    def _query_ids(self, select: str, ids: Sequence[str]) -> list[Any]:
-        """`select` (a statement without WHERE) restricted to rows whose id is among `ids`, in chunks."""
+    def _query_ids(self, select: str, ids: Sequence[str], column: str = "id") -> list[Any]:
+        """`select` (a statement without WHERE) restricted to rows whose `column` is among `ids`, in chunks."""
         rows: list[Any] = []
         for chunk in chunks(list(ids), 500):
             marks = ",".join("?" * len(chunk))
-            rows.extend(self._query(f"{select} WHERE id IN ({marks})", chunk))
+            rows.extend(self._query(f"{select} WHERE {column} IN ({marks})", chunk))
         return rows
 
     def change_seq(self) -> int:
