@@ -13,6 +13,7 @@ import streamlit as st
 
 from engine import HebbsError, MemoryEngine, config
 from engine.embedding import Embedder, create_embedder
+from engine.store.opening import default_database
 from workbench.views import md_escape
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,11 @@ def get_embedder(model: str) -> Embedder:
 
 @st.cache_resource(show_spinner="Opening the memory store…")
 def get_engine(data_dir: str) -> MemoryEngine:
-    """The facade over one data directory, shared by every session of this server."""
-    return MemoryEngine(data_dir, embedder=get_embedder(config.default_embedding_model()))
+    """The facade over one data directory (or, with `HEBBS_DATABASE_URL`, the shared PostgreSQL store), shared
+    by every session of this server."""
+    database = default_database()
+    return MemoryEngine(None if database else data_dir, database=database,
+                        embedder=get_embedder(config.default_embedding_model()))
 
 
 @st.cache_resource(show_spinner=False)
