@@ -54,6 +54,7 @@ def run_server(
     allowed_hosts: Sequence[str] = (),
     tls: Tls | None = None,
     announce: Callable[[str], None] = print,
+    sweep_minutes: float = 60.0,
 ) -> None:
     """Serve until SIGTERM/SIGINT. `announce` prints the few lines an operator must see (the first key).
 
@@ -85,6 +86,8 @@ def run_server(
         engine.warm()
         engine.embed(["warm up"])  # load the model now, not on the first recall
         service.refresh_counts()
+        if sweep_minutes > 0:
+            service.sweep_every(sweep_minutes * 60)
         serve_grpc(grpc_server, service)
         ssl = {"ssl_certfile": str(tls.cert), "ssl_keyfile": str(tls.key)} if tls else {}
         http = _QuietSignalsServer(

@@ -9,6 +9,7 @@ so no request ever sees a memory half-written to the record store and the indexe
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,6 +32,8 @@ try:
     VERSION = version("hebbs-workbench")
 except PackageNotFoundError:  # pragma: no cover - running from a plain checkout
     VERSION = "0"
+
+log = logging.getLogger("hebbs.service")
 
 # Operations that change the store; everything else is a read (a recall's access count is one atomic
 # UPDATE in the record store, so concurrent recalls need no writer lock to count exactly).
@@ -141,6 +144,7 @@ class HebbsService:
         self._running_keys: set[str] = set()
         self._keys_guard = threading.Lock()
         self.subscriptions = SubscriptionHub(self.surface)
+        self._sweeps_stop = threading.Event()
 
     def authorize(self, key: str | None) -> None:
         """Raises `AuthenticationError` unless auth is off or `key` is a stored key. Never logs the key."""
@@ -273,8 +277,25 @@ class HebbsService:
     def uptime_seconds(self) -> float:
         return time.monotonic() - self.started
 
+    def sweep_every(self, seconds: float) -> None:
+        """Run the auto-forget sweep (docs/policies.md) every `seconds` on a side thread until `close`: it
+        forgets only what the policy's auto_forget_threshold says (none set: nothing)."""
+
+        def loop() -> None:
+            while not self._sweeps_stop.wait(seconds):
+                try:
+                    swept = self.call("sweep", {})
+                except HebbsError as exc:  # the store closing, or a transient store error: try next time
+                    log.warning("auto-forget sweep failed: %s", exc)
+                    continue
+                if swept.forgotten:
+                    log.info("auto-forget sweep: %d memories forgotten, tombstones left", len(swept.forgotten))
+
+        threading.Thread(target=loop, name="hebbs-sweep", daemon=True).start()
+
     def close(self) -> None:
         """Wait for in-flight requests (takes the writer lock), then close the engine and its data-dir lock."""
+        self._sweeps_stop.set()
         self.subscriptions.shutdown()
         with self._lock.writing():
             if not self._closed:

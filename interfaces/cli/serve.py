@@ -35,9 +35,13 @@ from interfaces.cli.options import common_options
               help="The certificate's private key.")
 @click.option("--chroma-url", envvar=config.CHROMA_URL_ENV, metavar="URL",
               help=f"Keep the vector index on a Chroma server (env {config.CHROMA_URL_ENV}).")
+@click.option("--sweep-minutes", type=click.FloatRange(0, 525_600), default=60.0, show_default=True,
+              help="Run the auto-forget sweep this often (0: never); it forgets only below the policy's "
+                   "auto_forget_threshold (`hebbs policy`).")
 @common_options
 def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, index_roots: tuple[Path, ...],
-          allowed_hosts: tuple[str, ...], tls_cert: Path | None, tls_key: Path | None, chroma_url: str | None) -> None:
+          allowed_hosts: tuple[str, ...], tls_cert: Path | None, tls_key: Path | None, chroma_url: str | None,
+          sweep_minutes: float) -> None:
     """Serve the data dir to agents: REST (FastAPI) and gRPC (the official SDK's hebbs.v1 services)."""
     from interfaces.server import Tls, run_server
 
@@ -56,7 +60,7 @@ def serve(host: str, rest_port: int, grpc_port: int, no_auth: bool, index_roots:
                    err=True)
     run_server(data_dir, database=ctx.obj["database"], host=host, rest_port=rest_port, grpc_port=grpc_port,
                auth=not no_auth, chroma_url=chroma_url, index_roots=index_roots, allowed_hosts=allowed_hosts, tls=tls,
-               announce=lambda text: click.echo(text, err=True))
+               announce=lambda text: click.echo(text, err=True), sweep_minutes=sweep_minutes)
 
 
 def _loopback(host: str) -> bool:

@@ -4,6 +4,7 @@ gRPC servers on loopback (a store of the test's own: a sweep forgets across the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -12,8 +13,10 @@ import pytest
 from hebbs._generated import hebbs_pb2 as pb
 from hebbs._generated import hebbs_pb2_grpc as pb_grpc
 
-from engine import ids
-from tests.interfaces.conftest import InProcess
+from engine import MemoryEngine, ids
+from engine.embedding import SentenceTransformerEmbedder
+from interfaces.service import HebbsService
+from tests.interfaces.conftest import InProcess, wait_until
 
 
 def _remember(http: httpx.Client, content: str, importance: float, **fields: Any) -> dict[str, Any]:
@@ -111,3 +114,19 @@ def test_forget_criteria_revise_mode_and_decay_over_grpc(in_process: Callable[..
             stub.SetPolicy(pb.SetPolicyRequest(auto_forget_threshold=7), timeout=30)
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert server.service.engine.retention.policies.get().decay_half_life_days == 3
+
+
+def test_the_server_sweeps_on_its_own(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> None:
+    """`hebbs serve --sweep-minutes`: the service runs the sweep on a timer; it forgets only below the policy."""
+    service = HebbsService(MemoryEngine(tmp_path / "data", embedder=embedder), auth=False)
+    try:
+        weak = service.call("remember", {"content": "A remark about the weather.", "importance": 0.1})
+        strong = service.call("remember", {"content": "The safe's code changed.", "importance": 0.9})
+        service.sweep_every(0.05)
+        service.call("set_policy", {"auto_forget_threshold": 0.5})
+        stones = service.engine.retention.tombstones
+        wait_until(lambda: bool(stones.newest()), 60, "the timed sweep")  # written once the forget committed
+        assert [(t.memory_id, t.reason) for t in stones.newest()] == [(weak.id, "sweep")]
+        assert set(service.engine.get_many([weak.id, strong.id])) == {strong.id}
+    finally:
+        service.close()
