@@ -195,6 +195,11 @@ def test_reflect_prepare_and_commit(served: Served) -> None:
 def test_contradiction_prepare_and_commit(served: Served) -> None:
     async def scenario() -> None:
         async with HebbsClient(served.grpc, api_key=served.key) as client:
+            # The session's server holds other tests' candidates and prepare lists the 100 most confident:
+            # review them first, as an agent would, so that this test's candidates are all in the list.
+            while earlier := await client.contradiction_prepare():
+                await client.contradiction_commit([ContradictionVerdictInput(p.pending_id, "dismiss", 0.5)
+                                                   for p in earlier])
             a = await client.remember("Dana is allergic to penicillin.", entity_id="sdk-dana")
             await client.remember("Dana likes long walks by the river.", entity_id="sdk-dana")  # compatible
             b = await client.remember("Dana is not allergic to penicillin.", entity_id="sdk-dana")
