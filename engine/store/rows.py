@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from engine import config
-from engine.models import Memory, iso
+from engine.models import Memory, MemoryKind, iso
 
 # `fusion_rows`' episode key of a memory whose context names no episode (the JSON array of nulls).
 NO_EPISODE = "[" + ",".join("null" for _ in config.EPISODE_KEYS) + "]"
@@ -161,3 +161,49 @@ class Tombstone:
     def to_dict(self) -> dict[str, Any]:
         return {"memory_id": self.memory_id, "forgotten_at": iso(self.forgotten_at),
                 "content_sha256": self.content_sha256, "reason": self.reason}
+
+
+# The memories table's columns as both backends read and write them.
+MEMORY_COLUMNS = (
+    "id, content, importance, context, entity_id, kind, created_at, updated_at, last_accessed_at, access_count"
+)
+
+
+def row_to_memory(row: Sequence[Any]) -> Memory:
+    created = from_micros(row[6])
+    updated = from_micros(row[7])
+    assert created is not None and updated is not None
+    return Memory(
+        id=row[0],
+        content=row[1],
+        importance=row[2],
+        context=json.loads(row[3]),
+        entity_id=row[4],
+        kind=MemoryKind(row[5]),
+        created_at=created,
+        updated_at=updated,
+        last_accessed_at=from_micros(row[8]),
+        access_count=row[9],
+    )
+
+
+def record_params(r: MemoryRecord) -> tuple[Any, ...]:
+    m = r.memory
+    return (
+        m.id,
+        m.content,
+        m.importance,
+        json.dumps(m.context, sort_keys=True),
+        m.entity_id,
+        m.kind.value,
+        to_micros(m.created_at),
+        to_micros(m.updated_at),
+        None if m.last_accessed_at is None else to_micros(m.last_accessed_at),
+        m.access_count,
+        json.dumps(r.structure, sort_keys=True),
+        np.asarray(r.embedding, dtype=np.float32).tobytes(),
+    )
+
+
+# A reflect session that expired is still told apart from an unknown one this long (both backends).
+EXPIRED_KEPT_SECONDS = 2 * 24 * 3600

@@ -16,8 +16,16 @@ from engine.store.postgres import text
 from engine.store.postgres.bookkeeping import write_also
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.postgres.reads import VectorSync
-from engine.store.rows import AlsoWrite, DecayInputs, MemoryRecord, from_micros, to_micros
-from engine.store.sqlite.memories import MEMORY_COLUMNS, record_params, row_to_memory
+from engine.store.rows import (
+    MEMORY_COLUMNS,
+    AlsoWrite,
+    DecayInputs,
+    MemoryRecord,
+    from_micros,
+    record_params,
+    row_to_memory,
+    to_micros,
+)
 
 INSERT = (
     "INSERT INTO memories (id, content, importance, context, entity_id, kind, created_at, updated_at,"

@@ -8,8 +8,7 @@ import json
 from collections.abc import Sequence
 
 from engine.store.postgres.connection import PostgresConnection
-from engine.store.rows import PendingPair
-from engine.store.sqlite.reviews import EXPIRED_KEPT_SECONDS
+from engine.store.rows import EXPIRED_KEPT_SECONDS, PendingPair
 
 _PAIR_COLUMNS = ", ".join(f.name for f in dataclasses.fields(PendingPair))  # the table's columns, in order
 

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from engine.store.postgres.connection import PostgresConnection
-from engine.store.rows import MemoryRecord
-from engine.store.sqlite.memories import MEMORY_COLUMNS, row_to_memory
+from engine.store.rows import MEMORY_COLUMNS, MemoryRecord, row_to_memory
 
 
 class StructureTable(PostgresConnection):

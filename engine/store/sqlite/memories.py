@@ -12,15 +12,20 @@ from typing import Any
 import numpy as np
 
 from engine.models import Edge, EdgeType, Memory, MemoryKind
-from engine.store.rows import AlsoWrite, DecayInputs, MemoryRecord, from_micros, to_micros
+from engine.store.rows import (
+    MEMORY_COLUMNS,
+    AlsoWrite,
+    DecayInputs,
+    MemoryRecord,
+    from_micros,
+    record_params,
+    row_to_memory,
+    to_micros,
+)
 from engine.store.sqlite import fulltext
 from engine.store.sqlite.bookkeeping import write_also
 from engine.store.sqlite.connection import ERASE_PENDING, SqliteConnection, chunks
 from engine.store.sqlite.edges import insert_edges
-
-MEMORY_COLUMNS = (
-    "id, content, importance, context, entity_id, kind, created_at, updated_at, last_accessed_at, access_count"
-)
 
 
 class MemoryTable(SqliteConnection):
@@ -222,42 +227,6 @@ class MemoryTable(SqliteConnection):
             " WHERE kind = 'proposition' AND entity_id IS NOT NULL"
         )
         return [(r[0], r[1], r[2], json.loads(r[3]), np.frombuffer(r[4], dtype=np.float32), r[5]) for r in rows]
-
-
-def row_to_memory(row: Sequence[Any]) -> Memory:
-    created = from_micros(row[6])
-    updated = from_micros(row[7])
-    assert created is not None and updated is not None
-    return Memory(
-        id=row[0],
-        content=row[1],
-        importance=row[2],
-        context=json.loads(row[3]),
-        entity_id=row[4],
-        kind=MemoryKind(row[5]),
-        created_at=created,
-        updated_at=updated,
-        last_accessed_at=from_micros(row[8]),
-        access_count=row[9],
-    )
-
-
-def record_params(r: MemoryRecord) -> tuple[Any, ...]:
-    m = r.memory
-    return (
-        m.id,
-        m.content,
-        m.importance,
-        json.dumps(m.context, sort_keys=True),
-        m.entity_id,
-        m.kind.value,
-        to_micros(m.created_at),
-        to_micros(m.updated_at),
-        None if m.last_accessed_at is None else to_micros(m.last_accessed_at),
-        m.access_count,
-        json.dumps(r.structure, sort_keys=True),
-        np.asarray(r.embedding, dtype=np.float32).tobytes(),
-    )
 
 
 def existing_ids(cur: sqlite3.Cursor, ids: Sequence[str]) -> list[str]:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from engine.store.rows import PendingPair
+from engine.store.rows import EXPIRED_KEPT_SECONDS, PendingPair
 from engine.store.sqlite.connection import SqliteConnection, chunks
 
 _PAIR_COLUMNS = "pending_id, memory_a, memory_b, verdict, reason, confidence, similarity, detail, created_at"
-EXPIRED_KEPT_SECONDS = 2 * 24 * 3600  # an expired session is still told apart from an unknown one this long
 
 
 class ReviewTables(SqliteConnection):

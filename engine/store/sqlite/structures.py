@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.store.rows import MemoryRecord
+from engine.store.rows import MEMORY_COLUMNS, MemoryRecord, row_to_memory
 from engine.store.sqlite.connection import SqliteConnection
-from engine.store.sqlite.memories import MEMORY_COLUMNS, row_to_memory
 
 
 class StructureTable(SqliteConnection):
