@@ -124,3 +124,13 @@ def test_the_engine_has_floors_and_nothing_imports_upwards() -> None:
         if high[1] >= low[1]:
             back_arrows.append(f"{source} ({low[0]}) -> {target} ({high[0]})")
     assert not back_arrows, "imports against the floors: " + "; ".join(sorted(back_arrows))
+
+
+def test_storage_backends_do_not_import_each_other() -> None:
+    """Each backend stands on the shared store modules (interface, rows, windows, lexical) alone, so that one
+    can change or go without the other."""
+    backends = ("engine.store.sqlite", "engine.store.postgres")
+    crossing = [f"{source} -> {target}" for source, target in _graph().edges
+                for mine in backends if source.startswith(mine + ".") or source == mine
+                for other in backends if other != mine and (target == other or target.startswith(other + "."))]
+    assert not crossing, "one storage backend imports another: " + "; ".join(sorted(crossing))
