@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,36 +109,42 @@ def server(chromium: str, sample_store: Store, embedder: Embedder,
     store = tmp_path_factory.mktemp("browser") / "data"
     shutil.copytree(path, store)  # the app gets its own copy: one process per embedded Chroma directory
     ids = {**ids, **add_follow_ups(store, ids, embedder)}
-    port = free_port()
-    log_path = tmp_path_factory.getbasetemp() / "streamlit.log"
-    log = log_path.open("w", buffering=1)
-    env = {**os.environ, "HEBBS_DATA_DIR": str(store)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start (exit code {proc.poll()}); see {log.name}")
-            time.sleep(0.3)
+    with workbench_app(store, tmp_path_factory.getbasetemp() / "streamlit.log") as (url, log_path):
         yield Server(url, ids["xss"], log_path, ids)
-    finally:
-        proc.terminate()
+
+
+@contextmanager
+def workbench_app(store: Path, log_path: Path) -> Iterator[tuple[str, Path]]:
+    """`streamlit run workbench/app.py` over `store` on a free loopback port, its output in `log_path`: yields
+    (url, log path) once the app answers its health check; stopped on exit."""
+    port = free_port()
+    with log_path.open("w", buffering=1) as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
+             "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env={**os.environ, "HEBBS_DATA_DIR": str(store)}, stdout=log, stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            deadline = time.monotonic() + START_TIMEOUT
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                        if response.read().decode().strip() == "ok":
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"streamlit did not start (exit code {proc.poll()}); see {log_path}")
+                time.sleep(0.3)
+            yield url, log_path
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         log.close()
 
 

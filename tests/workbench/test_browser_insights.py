@@ -4,11 +4,6 @@ candidate makes the recall lab mark the two results that contradict each other."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -17,21 +12,18 @@ from playwright.sync_api import sync_playwright
 from engine import MemoryEngine
 from engine.embedding import Embedder
 from tests.reflect.test_reflect import TOPICS
-from tests.workbench.conftest import APP
 from tests.workbench.test_browser import (  # noqa: F401 (the chromium fixture)
     CHROMIUM_ARGS,
     DESKTOP,
-    ROOT,
     RUN_TIMEOUT_MS,
-    START_TIMEOUT,
     Browser,
     Server,
     assert_healthy,
     chromium,
-    free_port,
     open_page,
     settle,
     watch,
+    workbench_app,
 )
 
 pytestmark = pytest.mark.browser
@@ -47,33 +39,8 @@ def server(chromium: str, embedder: Embedder, tmp_path_factory: pytest.TempPathF
             for text in texts:
                 engine.remember(text, entity_id=topic)
         ids = {key: engine.remember(text, entity_id="helix").id for key, text in (("older", OLDER), ("newer", NEWER))}
-    port, log_path = free_port(), tmp_path_factory.getbasetemp() / "streamlit-insights.log"
-    with log_path.open("w", buffering=1) as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port), "--server.address",
-             "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env={**os.environ, "HEBBS_DATA_DIR": str(store)}, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + START_TIMEOUT
-            while True:
-                try:
-                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                        if response.read().decode().strip() == "ok":
-                            break
-                except OSError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"streamlit did not start (exit code {proc.poll()}); see {log_path}")
-                time.sleep(0.3)
-            yield Server(url, "", log_path, ids)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    with workbench_app(store, tmp_path_factory.getbasetemp() / "streamlit-insights.log") as (url, log_path):
+        yield Server(url, "", log_path, ids)
 
 
 @pytest.fixture(scope="module")
