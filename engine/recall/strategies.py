@@ -161,10 +161,23 @@ class RecallInputs:
             if found is None:
                 if table is not None and width >= len(table):
                     found = table.nearest(self.cue_embedding, width)
+                elif self.exact:  # no table in memory: HNSW asked for every memory can still miss one
+                    found = self._nearest_in_store(width)
                 else:
                     found = self.vectors().query(self.cue_embedding, width, width)
                 self._searches[width] = found
         return found[:k]
+
+    def _nearest_in_store(self, k: int) -> list[Neighbour]:
+        """An exact search without the candidate table: every stored embedding read once (exact search is for
+        small stores), ranked as `CandidateTable.nearest` ranks (cosine distance, ties by id)."""
+        assert self.cue_embedding is not None
+        rows = [row for batch in self.store.all_embeddings() for row in batch]
+        if not rows:
+            return []
+        distances = 1.0 - np.stack([v for _, v in rows]) @ np.asarray(self.cue_embedding, dtype=np.float32)
+        ordered = sorted(range(len(rows)), key=lambda n: (float(distances[n]), rows[n][0]))[:k]
+        return [Neighbour(rows[n][0], float(distances[n])) for n in ordered]
 
 
 def similarity(inp: RecallInputs) -> list[Hit]:

@@ -121,8 +121,8 @@ def _all_recalls(engine: MemoryEngine) -> dict[tuple[str, int], Flat]:
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Recall without the candidate table (Chroma for every search), BM25 in SQL instead of from posting lists
-    in memory, and `fusion_rows` from whole memories."""
+    """Recall without the candidate table (Chroma for every approximate search, the stored embeddings for an
+    exact one), BM25 in SQL instead of from posting lists in memory, and `fusion_rows` from whole memories."""
     monkeypatch.setattr(DerivedIndexes, "candidates", lambda self: None)
     monkeypatch.setattr(DerivedIndexes, "lexical_postings", lambda self: None)
     monkeypatch.setattr(RecordStore, "fusion_rows", _plain_rows)
