@@ -25,9 +25,11 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from engine import config
 from engine.models import EdgeType, MemoryKind
-from engine.store.lexical import TABLES, idf
+from engine.store.lexical import TABLES, TablePostings, collect, idf
 from engine.store.sqlite import changes
 from engine.store.windows import Links, Text, window_body, windows, within
 
@@ -354,6 +356,17 @@ def documents(cur: sqlite3.Cursor, table: str, ids: Sequence[str]) -> dict[str, 
 def row_ids(cur: sqlite3.Cursor) -> list[tuple[int, str]]:
     """(row number, memory id) of every indexed memory, by row number."""
     return cur.execute("SELECT rowid, id FROM fulltext_rows ORDER BY rowid").fetchall()
+
+
+def dump(cur: sqlite3.Cursor, table: str) -> TablePostings:
+    """Every posting list and row length of `table` in one pass over its fts5vocab view (sorted by term in
+    byte order, as SQLite compares text, then row), streamed in batches."""
+    assert table in TABLES
+    _views(cur)
+    cur.execute(f"SELECT term, doc, count(*) FROM temp.{table}_instance GROUP BY term, doc ORDER BY term, doc")
+    terms, starts, rows, counts = collect(iter(lambda: cur.fetchmany(65536), []))
+    sizes = np.array(doc_sizes(cur, table), dtype=np.int64).reshape(-1, 2)
+    return TablePostings(terms, starts, rows, counts, sizes[:, 0], sizes[:, 1])
 
 
 def doc_sizes(cur: sqlite3.Cursor, table: str) -> list[tuple[int, int]]:
