@@ -62,6 +62,17 @@ class Strings:
     def raw(self, n: int) -> bytes:
         return self.blob[int(self.at[n]) : int(self.at[n + 1])].tobytes()
 
+    def fixed(self, rows: np.ndarray) -> np.ndarray:
+        """Strings `rows` as one fixed-width bytes array (NUL-padded, as numpy's `S` type is): sorting it sorts
+        by the strings' bytes, and nothing is decoded."""
+        if not len(self.blob):
+            return np.full(len(rows), b"", dtype="S1")
+        start, end = self.at[rows], self.at[rows + 1]
+        width = max(1, int((end - start).max(initial=0)))
+        at = start[:, None] + np.arange(width)
+        block = np.where(at < end[:, None], self.blob[np.minimum(at, len(self.blob) - 1)], 0)
+        return np.ascontiguousarray(block.astype(np.uint8)).view(f"S{width}").ravel()
+
     def tolist(self) -> list[str]:
         data, at = self.blob.tobytes(), self.at.tolist()
         return [data[a:b].decode() for a, b in zip(at[:-1], at[1:], strict=True)]
@@ -207,7 +218,8 @@ class LexicalSegment:
                 path = target / f"{key}.npy"
                 if _crc32(path) != spec["crc32"]:
                     raise ValueError(f"{path.name}: CRC-32 differs")
-                arrays[key] = np.load(path, mmap_mode="r") if spec["shape"] != [0] else np.load(path)
+                # A plain view of the map: numpy's memmap subclass costs microseconds per indexing.
+                arrays[key] = np.load(path, mmap_mode="r").view(np.ndarray) if spec["shape"] != [0] else np.load(path)
                 if list(arrays[key].shape) != spec["shape"]:
                     raise ValueError(f"{path.name}: shape differs")
             segment = cls(

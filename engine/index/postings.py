@@ -221,11 +221,18 @@ class LexicalPostings:
                 sizes = np.concatenate([sizes, np.array([docs[r][0] for r in held], dtype=np.int32)])
         return rows, counts, sizes
 
-    def _memory_ids(self, rows: np.ndarray) -> list[str]:
-        """The memory id of each row number ("" where a row has none)."""
-        assert self._segment is not None
-        ids, segment = self._ids, self._segment
-        return [ids[r] if r in ids else segment.id_at(r) for r in rows.tolist()]
+    def _memory_ids(self, rows: np.ndarray) -> np.ndarray:
+        """The memory id of each row number as UTF-8 bytes (b"" where a row has none): an `S` array."""
+        segment = self._segment
+        assert segment is not None
+        ids = segment.ids.fixed(np.minimum(rows, max(0, segment.width - 1)))
+        changed = [n for n, r in enumerate(rows.tolist()) if r in self._ids or r >= segment.width]
+        if not changed:
+            return ids
+        out = ids.astype(object)
+        for n in changed:
+            out[n] = self._ids.get(int(rows[n]), "").encode()
+        return out.astype(bytes)
 
     def search(self, table: str, words: Sequence[str], limit: int, k1: float, b: float) -> list[tuple[str, float]]:
         """(memory id, BM25 score) of the best `limit` rows of `table` holding any of the words, best first
@@ -253,8 +260,8 @@ class LexicalPostings:
             if len(matched) > limit:  # the best `limit`, and every row tied with the last of them
                 cut = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
                 matched = matched[scores[matched] >= cut]
-            ids = np.array(self._memory_ids(matched), dtype=object)
-        keep = ids != ""
+            ids = self._memory_ids(matched)
+        keep = ids != b""
         matched, ids = matched[keep], ids[keep]
-        order = np.lexsort((ids.astype(str), -scores[matched]))[:limit]
-        return [(str(ids[n]), float(scores[matched[n]])) for n in order]
+        order = np.lexsort((ids, -scores[matched]))[:limit]  # bytes order: UTF-8 sorts as code points do
+        return [(ids[n].decode(), float(scores[matched[n]])) for n in order]
