@@ -134,7 +134,7 @@ class HebbsService:
     def __init__(self, engine: MemoryEngine, *, auth: bool = True, index_roots: Sequence[Path] = ()) -> None:
         self.engine = engine
         self.auth = auth
-        self.keys = KeyRing(engine.data_dir)
+        self.keys = KeyRing(engine.data_dir, engine.shared_keys)
         self.index_roots = tuple(Path(root).resolve() for root in index_roots)
         self.started = time.monotonic()
         self._lock = ReadWriteLock()
