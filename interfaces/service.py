@@ -292,14 +292,22 @@ class HebbsService:
     def surface(self, tenant: str, chunk: str, entity_id: str | None) -> list[RecallResult]:
         """What a subscription's chunk brings up: a similarity recall of the subscription's tenant (not counted
         as an access: nothing was read yet), within one entity's memories when given, each memory stamped with
-        its decay score."""
-        request = RecallRequest.parse({"cue": chunk, "strategies": ["similarity"], "top_k": RECALL_TOP_K})
+        its decay score.
+
+        Scoped to an entity, the entity's own timeline is searched too (its newest memories scored by cosine
+        to the chunk), so its relevant memories are found even when the store's global nearest neighbours
+        all belong to other entities: at most `top_k` of the ranked union come from the similarity search,
+        so ranking 2 x top_k leaves at least top_k of the entity's own."""
+        fields: dict[str, object] = {"cue": chunk, "strategies": ["similarity"], "top_k": RECALL_TOP_K}
+        if entity_id is not None:
+            fields.update(strategies=["similarity", "temporal"], entity_id=entity_id, top_k=2 * RECALL_TOP_K)
+        request = RecallRequest.parse(fields)
         with self.reading():
             engine = self.engine_of(tenant)
             results = engine.retrieve(request)
             policy = engine.retention.policies.get()
         if entity_id is not None:
-            results = [r for r in results if r.memory.entity_id == entity_id]
+            results = [r for r in results if r.memory.entity_id == entity_id][:RECALL_TOP_K]
         response = stamp(RecallResponse(tuple(results)), engine.clock.now(), policy.decay_half_life_days)
         return list(response.results)
 

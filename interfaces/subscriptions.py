@@ -173,8 +173,7 @@ class SubscriptionHub:
 
 
 def _similarity(result: RecallResult) -> float:
-    """A pushed memory's confidence: its similarity strategy's relevance (cosine similarity to the chunk)."""
-    for detail in result.strategy_details:
-        if detail.strategy == Strategy.SIMILARITY:
-            return detail.relevance
-    return 0.0
+    """A pushed memory's confidence: its cosine similarity to the chunk, as the similarity strategy (or, for a
+    memory found on an entity's timeline, the temporal strategy scoring by the same cosine) measured it."""
+    cosines = [d.relevance for d in result.strategy_details if d.strategy in (Strategy.SIMILARITY, Strategy.TEMPORAL)]
+    return max(cosines, default=0.0)

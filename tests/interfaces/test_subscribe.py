@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -22,9 +23,12 @@ from hebbs.exceptions import HebbsInvalidArgumentError
 
 from engine import ids
 from engine.api.subscriptions import FeedRequest, SubscribeRequest
+from engine.embedding import SentenceTransformerEmbedder
 from engine.errors import MemoryNotFoundError
+from engine.facade import MemoryEngine
 from engine.models import Memory, MemoryKind, RecallResult, Signals, Strategy, StrategyDetail
-from interfaces.subscriptions import SubscriptionHub, TooManySubscriptionsError
+from interfaces.service import HebbsService
+from interfaces.subscriptions import SubscriptionHub, TooManySubscriptionsError, _similarity
 from tests.interfaces.conftest import InProcess, wait_until
 
 BOILER = "The boiler in the basement was serviced in March."
@@ -218,3 +222,25 @@ def test_pauses_complete_chunks_and_idle_subscriptions_close() -> None:
     finally:
         hub.shutdown()
     assert hub.count() == 0
+
+
+def test_entity_scope_finds_the_entitys_memory_when_other_entities_fill_the_top_results(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    """A subscription within one entity searches that entity's memories, not just the store's global top
+    results: 30 other-entity memories nearer the chunk must not hide the entity's own."""
+    service = HebbsService(MemoryEngine(tmp_path / "data", embedder=embedder), auth=False)
+    try:
+        for n in range(30):
+            flat = {"content": f"The boiler in flat {n} was serviced in March.", "entity_id": f"flat{n}"}
+            service.call("default", "remember", flat)
+        own = service.call("default", "remember",
+                           {"content": "Ortiz Heating came to look at our heating.", "entity_id": "house"})
+        chunk = "When was the boiler serviced in March?"
+        unscoped = [r.memory.id for r in service.surface("default", chunk, None)]
+        assert own.id not in unscoped  # the premise: globally, the flats' memories fill the top results
+        scoped = service.surface("default", chunk, "house")
+        assert [r.memory.id for r in scoped] == [own.id]
+        assert 0.0 < _similarity(scoped[0]) < 1.0  # the chunk's cosine, not the timeline's constant 1
+    finally:
+        service.close()
