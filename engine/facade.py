@@ -58,6 +58,7 @@ from engine.recall.recaller import Recaller
 from engine.retention import Retention
 from engine.store.entities import EntityRegistry
 from engine.store.errors import store_errors
+from engine.store.interface import KeyStorage
 from engine.store.opening import default_database, known_tenants, open_storage
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
@@ -171,6 +172,12 @@ class MemoryEngine:
     def replies(self) -> Replies:
         """Replies kept under idempotency keys (servers use them: engine/store/replies.py)."""
         return Replies(self._store)
+
+    @property
+    def shared_keys(self) -> KeyStorage | None:
+        """Where servers on this engine's database keep their API keys, when other servers share it
+        (PostgreSQL); None: the keys are the data dir's (interfaces/auth.py)."""
+        return self._store if self._store.shared and isinstance(self._store, KeyStorage) else None
 
     @property
     def embedder(self) -> Embedder:

@@ -1,6 +1,8 @@
 """API keys for `hebbs serve`: `Authorization: Bearer <key>` over REST, metadata `authorization` over gRPC.
 
-Keys live in `<data dir>/api_keys.json` as SHA-256 digests only (a key is 32 random bytes, so a plain
+Keys live in `<data dir>/api_keys.json`, or, on a database several servers share (PostgreSQL), in the
+database (`KeyStorage`), so a key made or revoked through any server counts on every other from its next
+request; either way as SHA-256 digests only (a key is 32 random bytes, so a plain
 digest is enough: there is nothing to brute-force), and a presented key is compared with every stored
 digest in constant time. A key is shown once, when it is created; it is never logged.
 
@@ -27,6 +29,7 @@ from typing import Any
 
 from engine.errors import HebbsError, StoreError
 from engine.lock import exclusive as _lock
+from engine.store.interface import KeyStorage
 from engine.tenancy import DEFAULT_TENANT, tenant_name
 
 API_KEY_ENV = "HEBBS_API_KEY"  # the variable the official SDK reads, too
@@ -84,32 +87,45 @@ def bearer_token(header: str | None) -> str | None:
 
 
 class KeyRing:
-    """The API keys of one data dir.
+    """The API keys of one data dir, or of a database several servers share.
 
-    Every change is a read-modify-write under an exclusive lock on `api_keys.json.lock`, written to a
-    unique temporary file, fsynced and renamed over the old one, so concurrent `hebbs keys` commands and a
-    starting server neither lose a key nor undo a revocation. A revoked key's digest is kept, and such a
-    key is never accepted again (not even from HEBBS_API_KEY).
+    Every change is a read-modify-write under an exclusive lock, so concurrent `hebbs keys` commands and
+    starting servers neither lose a key nor undo a revocation: in a data dir a lock on `api_keys.json.lock`
+    (the file is written to a unique temporary file, fsynced and renamed over the old one); in a shared
+    database an advisory lock held by the transaction that rewrites the key document. A revoked key's digest
+    is kept, and such a key is never accepted again (not even from HEBBS_API_KEY).
     """
 
-    def __init__(self, data_dir: str | Path) -> None:
-        self.path = Path(data_dir) / KEYS_FILENAME
+    def __init__(self, data_dir: str | Path | None, shared: KeyStorage | None = None) -> None:
+        """The keys of `data_dir`, or (`shared`) of a database several servers share."""
+        if shared is None and data_dir is None:
+            raise StoreError("API keys need a data dir or a shared database")
+        self.path = Path(data_dir or ".") / KEYS_FILENAME
+        self.shared = shared
 
     def records(self) -> list[KeyRecord]:
         return self._load()[0]
 
     def _load(self) -> tuple[list[KeyRecord], set[str]]:
+        if self.shared is not None:
+            return _parse(self.shared.api_keys(), "the database")
         if not self.path.exists():
             return [], set()
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-            return [KeyRecord(**entry) for entry in raw["keys"]], set(raw.get("revoked", []))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            text = self.path.read_text(encoding="utf-8")
+        except OSError as exc:
             raise StoreError(f"cannot read the API keys in {self.path}: {exc}") from exc
+        return _parse(text, str(self.path))
 
     @contextmanager
     def _changing(self) -> Iterator[tuple[list[KeyRecord], set[str]]]:
         """The keys and revoked digests, locked; what the block leaves in them is saved when it ends."""
+        if self.shared is not None:
+            with self.shared.changing_api_keys() as document:
+                records, revoked = _parse(document.text, "the database")
+                yield records, revoked
+                document.text = _dump(records, revoked)
+            return
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle = open(self.path.with_name(KEYS_FILENAME + ".lock"), "a")  # noqa: SIM115 (held below)
@@ -126,7 +142,7 @@ class KeyRing:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{KEYS_FILENAME}.")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump({"keys": [asdict(r) for r in records], "revoked": sorted(revoked)}, handle, indent=2)
+                    handle.write(_dump(records, revoked))
                     handle.flush()
                     os.fsync(handle.fileno())
                 os.replace(tmp, self.path)
@@ -163,6 +179,17 @@ class KeyRing:
         key = KEY_PREFIX + secrets.token_urlsafe(32)
         return self.add(key, name, tenant), key
 
+    def take(self, other: KeyRing) -> int:
+        """Add `other`'s keys and revocations to these (a migration's copy: run twice, it adds nothing the
+        second time); a key revoked in either stays revoked. Returns how many keys were added."""
+        theirs, their_revoked = other._load()
+        with self._changing() as (records, revoked):
+            revoked |= their_revoked
+            known = {r.sha256 for r in records}
+            added = [r for r in theirs if r.sha256 not in known]
+            records[:] = [r for r in records + added if r.sha256 not in revoked]
+            return len(added)
+
     def revoke(self, key_id: str) -> KeyRecord:
         with self._changing() as (records, revoked):
             gone = [r for r in records if r.id == key_id]
@@ -196,6 +223,20 @@ class KeyRing:
             self.add(given, API_KEY_ENV)
             return None
         return self.create("first")[1]
+
+
+def _parse(text: str | None, where: str) -> tuple[list[KeyRecord], set[str]]:
+    if text is None:
+        return [], set()
+    try:
+        raw = json.loads(text)
+        return [KeyRecord(**entry) for entry in raw["keys"]], set(raw.get("revoked", []))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StoreError(f"cannot read the API keys in {where}: {exc}") from exc
+
+
+def _dump(records: list[KeyRecord], revoked: set[str]) -> str:
+    return json.dumps({"keys": [asdict(r) for r in records], "revoked": sorted(revoked)}, indent=2)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -141,7 +141,7 @@ class HebbsService:
         self.tenants = engine if isinstance(engine, Tenants) else Tenants(engine)
         self.engine = self.tenants.default  # the default tenant's: health counts, the clock
         self.auth = auth
-        self.keys = KeyRing(self.engine.data_dir)
+        self.keys = KeyRing(self.engine.data_dir, self.engine.shared_keys)
         self.index_roots = tuple(Path(root).resolve() for root in index_roots)
         self.started = time.monotonic()
         self._lock = ReadWriteLock()

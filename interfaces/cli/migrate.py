@@ -1,5 +1,5 @@
-"""`hebbs migrate --to postgresql://...`: copy the data dir's store into a PostgreSQL database (resumable),
-verify counts, and compare the default recall of a sample of cues on both."""
+"""`hebbs migrate --to postgresql://...`: copy the data dir's store and API keys into a PostgreSQL database
+(resumable), verify the rows of every table, and compare the default recall of a sample of cues on both."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import click
 from engine import config
 from engine.api.requests import RecallRequest
 from engine.store.opening import is_database_url
+from interfaces.auth import KeyRing
 from interfaces.cli.options import common_options
 from interfaces.cli.running import emit_json, json_mode
 
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
               help="Cues of the recall parity check after the copy (0: none).")
 @common_options
 def migrate(target: str, sample: int) -> None:
-    """Copy this data dir's memories (records, vectors, edges, entities, ledger) into a PostgreSQL database;
-    run it again to finish an interrupted copy."""
+    """Copy this data dir's memories (records, vectors, edges, entities, ledger), replies, reviews, tombstones
+    and API keys into a PostgreSQL database; run it again to finish an interrupted copy."""
     from engine.facade import MemoryEngine
     from engine.store.migrate import migrate as copy_store
     from engine.store.opening import open_storage
@@ -42,6 +43,7 @@ def migrate(target: str, sample: int) -> None:
         destination = PostgresStore(target)
         try:
             copied = copy_store(source, destination)
+            keys = _copy_keys(KeyRing(data_dir), KeyRing(None, destination))
         finally:
             destination.close()
     finally:
@@ -52,14 +54,27 @@ def migrate(target: str, sample: int) -> None:
         with MemoryEngine(data_dir) as before, MemoryEngine(database=target, embedder=before.embedder) as after:
             same, asked = recall_parity(before, after, sample)
     result = {"memories_copied": copied.memories, "memories_already_there": copied.skipped, "edges": copied.edges,
-              "entities": copied.entities, "recall_parity": f"{same}/{asked}"}
+              "entities": copied.entities, "rows": copied.rows, "api_keys": keys, "recall_parity": f"{same}/{asked}"}
     if json_mode():
         emit_json(result)
     else:
+        tables = ", ".join(f"{n} {table}" for table, n in copied.rows.items())
         click.echo(f"copied {copied.memories} memories ({copied.skipped} already there), {copied.edges} edges, "
-                   f"{copied.entities} entities; counts verified; the same recall for {same} of {asked} cues")
+                   f"{copied.entities} entities, {keys} API keys; rows verified ({tables}); the same recall for "
+                   f"{same} of {asked} cues")
     if same != asked:
         raise click.ClickException(f"recall differs for {asked - same} of {asked} cues after the copy")
+
+
+def _copy_keys(source: KeyRing, target: KeyRing) -> int:
+    """The data dir's API keys (and revocations) into the database's, checked: every server on the database
+    then accepts the keys the data dir's server did. Returns how many keys the source holds."""
+    target.take(source)
+    held = {r.sha256 for r in target.records()}
+    missing = [r.id for r in source.records() if r.sha256 not in held]
+    if missing:
+        raise click.ClickException(f"API keys {', '.join(missing)} did not reach the database (revoked there?)")
+    return len(source.records())
 
 
 def recall_parity(source: MemoryEngine, target: MemoryEngine, cues: int = 20, seed: int = 5) -> tuple[int, int]:

@@ -20,6 +20,9 @@ from engine.store.postgres.tokens import TOKENIZER
 from engine.store.windows import Links, Text, window_body, windows, within
 
 MEMORY, WINDOW = 0, 1  # text_docs.tbl / text_postings.tbl of memory_text and window_text
+ALL_TABLES = [MEMORY, WINDOW]
+# Lists of row numbers are sent as ::bigint[]: psycopg types a list of small ints smallint[], and a bigint
+# column compared with a smallint array is not looked up in its index (a scan of every posting instead).
 
 
 def table_number(table: str) -> int:
@@ -32,9 +35,10 @@ def followed_by(cur: Any, ids: Iterable[str]) -> dict[str, set[str]]:
     adjacent: dict[str, set[str]] = {}
     if not wanted:
         return adjacent
-    rows = cur.execute(
-        "SELECT source, target FROM edges WHERE type = %s AND (source = ANY(%s) OR target = ANY(%s))",
-        (EdgeType.FOLLOWED_BY.value, wanted, wanted),
+    rows = cur.execute(  # two index lookups (an OR of the two ends scans every edge)
+        "SELECT source, target FROM edges WHERE type = %s AND source = ANY(%s)"
+        " UNION ALL SELECT source, target FROM edges WHERE type = %s AND target = ANY(%s)",
+        (EdgeType.FOLLOWED_BY.value, wanted, EdgeType.FOLLOWED_BY.value, wanted),
     ).fetchall()
     for a, b in rows:
         adjacent.setdefault(a, set()).add(b)
@@ -70,20 +74,23 @@ def _rowids(cur: Any, ids: Sequence[str], create: bool) -> dict[str, int]:
     return {r[1]: r[0] for r in cur.execute("SELECT rowid, id FROM text_rows WHERE id = ANY(%s)", (list(ids),))}
 
 
-def _write(cur: Any, table: int, rows: Sequence[tuple[int, str]]) -> None:
-    """Replace the postings and lengths of some rows of one table with those of their new bodies."""
+def _write(cur: Any, table: int, rows: Sequence[tuple[int, str]], *, fresh: bool = False) -> None:
+    """Replace the postings and lengths of some rows of one table with those of their new bodies (`fresh`:
+    rows numbered in this transaction, with nothing to replace). Both go in by COPY, not row by row."""
     if not rows:
         return
-    numbers = [r for r, _ in rows]
-    cur.execute("DELETE FROM text_postings WHERE tbl = %s AND rowid = ANY(%s)", (table, numbers))
-    cur.execute("DELETE FROM text_docs WHERE tbl = %s AND rowid = ANY(%s)", (table, numbers))
+    if not fresh:
+        numbers = [r for r, _ in rows]
+        cur.execute("DELETE FROM text_postings WHERE tbl = %s AND rowid = ANY(%s::bigint[])", (table, numbers))
+        cur.execute("DELETE FROM text_docs WHERE tbl = %s AND rowid = ANY(%s::bigint[])", (table, numbers))
     counts = TOKENIZER.terms([body for _, body in rows])
-    cur.executemany("INSERT INTO text_docs (tbl, rowid, length) VALUES (%s, %s, %s)",
-                    [(table, r, sum(c.values())) for (r, _), c in zip(rows, counts, strict=True)])
-    postings = [(table, term, r, n) for (r, _), c in zip(rows, counts, strict=True) for term, n in c.items()]
+    with cur.copy("COPY text_docs (tbl, rowid, length) FROM STDIN") as copy:
+        for (r, _), c in zip(rows, counts, strict=True):
+            copy.write_row((table, r, sum(c.values())))
     with cur.copy("COPY text_postings (tbl, term, rowid, n) FROM STDIN") as copy:
-        for row in postings:
-            copy.write_row(row)
+        for (r, _), c in zip(rows, counts, strict=True):
+            for term, n in c.items():
+                copy.write_row((table, term, r, n))
 
 
 def index(cur: Any, ids: Sequence[str]) -> None:
@@ -107,10 +114,10 @@ def index_new(cur: Any, contents: Sequence[tuple[str, str, int, dict[str, Any]]]
     if not ids:
         return
     rowids = _rowids(cur, ids, create=True)
-    _write(cur, MEMORY, [(rowids[c[0]], c[1]) for c in contents])
+    _write(cur, MEMORY, [(rowids[c[0]], c[1]) for c in contents], fresh=True)
     linked = set(linked)
     _write(cur, WINDOW, [(rowids[i], window_body({i: (text, at, context)}, i, [i]))
-                         for i, text, at, context in contents if i not in linked])
+                         for i, text, at, context in contents if i not in linked], fresh=True)
     refresh_around(cur, [i for i in ids if i in linked])
 
 
@@ -138,9 +145,12 @@ def remove(cur: Any, ids: Sequence[str]) -> None:
     rowids = list(_rowids(cur, list(ids), create=False).values())
     if not rowids:
         return
-    cur.execute("DELETE FROM text_postings WHERE rowid = ANY(%s)", (rowids,))
-    cur.execute("DELETE FROM text_docs WHERE rowid = ANY(%s)", (rowids,))
-    cur.execute("DELETE FROM text_rows WHERE rowid = ANY(%s)", (rowids,))
+    # Both tables' numbers named, so the (tbl, rowid) indexes serve the deletes (not a scan of every posting).
+    cur.execute("DELETE FROM text_postings WHERE tbl = ANY(%s::smallint[]) AND rowid = ANY(%s::bigint[])",
+                (ALL_TABLES, rowids))
+    cur.execute("DELETE FROM text_docs WHERE tbl = ANY(%s::smallint[]) AND rowid = ANY(%s::bigint[])",
+                (ALL_TABLES, rowids))
+    cur.execute("DELETE FROM text_rows WHERE rowid = ANY(%s::bigint[])", (rowids,))
 
 
 class TextSearch(PostgresConnection):
@@ -206,8 +216,8 @@ class TextSearch(PostgresConnection):
         )
         found: dict[str, tuple[int, int, dict[str, int]]] = {r[0]: (int(r[1]), int(r[2]), {}) for r in rows}
         by_row = {row: memory_id for memory_id, (row, _, _) in found.items()}
-        for row, term, n in self._query("SELECT rowid, term, n FROM text_postings WHERE tbl = %s AND rowid = ANY(%s)",
-                                        (number, list(by_row))):
+        for row, term, n in self._query("SELECT rowid, term, n FROM text_postings WHERE tbl = %s"
+                                        " AND rowid = ANY(%s::bigint[])", (number, list(by_row))):
             found[by_row[row]][2][term] = int(n)
         return found
 
