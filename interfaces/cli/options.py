@@ -14,9 +14,7 @@ import click
 from engine import config
 from engine.api.fields import wire_field
 from engine.store.opening import default_database
-from engine.tenancy import tenant_name
-
-TENANT_ENV = "HEBBS_TENANT"
+from engine.tenancy import TENANT_ENV, tenant_name
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["human", "json"])

@@ -55,9 +55,11 @@ class Tenant:
 
 
 @pytest.fixture
-def tenants(in_process: Callable[..., InProcess]) -> Iterator[tuple[InProcess, dict[str, str], dict[str, Seeded]]]:
-    """A guarded server; keys of tenants alpha and beta and an admin key; the same memories in both tenants."""
-    server = in_process(auth=True)
+def tenants(in_process: Callable[..., InProcess], store: dict[str, Any]
+            ) -> Iterator[tuple[InProcess, dict[str, str], dict[str, Seeded]]]:
+    """A guarded server on each record store (SQLite, PostgreSQL); keys of tenants alpha and beta and an admin
+    key; the same memories in both tenants."""
+    server = in_process(auth=True, database=store.get("database"))
     keys = {name: server.service.keys.create(name, tenant)[1]
             for name, tenant in (("alpha", "alpha"), ("beta", "beta"), ("admin", None))}
     seeded = {name: Tenant(server.rest, keys[name]).seed(f"Only {name} keeps this note about the garden gate.")
