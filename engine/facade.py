@@ -347,7 +347,7 @@ class MemoryEngine:
 
     def entities(self) -> list[str]:
         """Entity ids that have memories on a timeline."""
-        return self._indexes.timeline.entities()
+        return list(self._indexes.timeline.entities())
 
     def structure_of(self, memory_id: str) -> dict[str, Any]:
         """The relational structure stored with a memory (what analogical recall compares)."""
