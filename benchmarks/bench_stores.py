@@ -36,7 +36,7 @@ from engine.store.rows import MemoryRecord
 RESULTS = Path(__file__).resolve().parent / "results" / "stores.json"
 
 
-def _load(store: Storage, corp: corpus_mod.Corpus, vectors: np.ndarray) -> None:
+def load_corpus(store: Storage, corp: corpus_mod.Corpus, vectors: np.ndarray) -> None:
     """The corpus's memories (in chunks), then its edges, written straight into a store."""
     ids = [new_id(int(m.created_at.timestamp() * 1000)) for m in corp.memories]
     records = [MemoryRecord(Memory(ids[n], m.content, m.importance, m.context, m.entity_id, MemoryKind.EPISODE,
@@ -63,12 +63,12 @@ def main() -> None:
         (work / "sqlite").mkdir()
         sqlite_store = open_record_store(work / "sqlite" / "records.sqlite3")
         started = time.perf_counter()
-        _load(sqlite_store, corp, vectors)
+        load_corpus(sqlite_store, corp, vectors)
         load_sqlite = time.perf_counter() - started
         sqlite_store.close()
         pg_store = PostgresStore(server.url)
         started = time.perf_counter()
-        _load(pg_store, corp, vectors)
+        load_corpus(pg_store, corp, vectors)
         load_pg = time.perf_counter() - started
         pg_store.close()
         engines = {"sqlite": MemoryEngine(work / "sqlite", embedder=model),

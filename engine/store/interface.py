@@ -13,18 +13,21 @@ methods of `Bookkeeping`, and rows that must commit with memories or edges trave
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from engine.models import Edge, Memory, MemoryKind
+from engine.store.lexical import LexicalDump
 from engine.store.rows import (
     AlsoWrite,
     CandidateColumns,
     DecayInputs,
     EntityRecord,
     FusionRow,
+    KeyDocument,
     LedgerRow,
     LinkRow,
     MemoryRecord,
@@ -333,6 +336,12 @@ class FullTextStorage(Protocol):
         """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
         ...
 
+    def lexical_dump(self) -> LexicalDump:
+        """The whole lexical index (each row number's memory id, both tables' postings and row lengths), read
+        in one read transaction with the change number it was read at: what engine/index/lexical_segment.py
+        builds its arrays from when it has none (or a damaged one)."""
+        ...
+
     def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
         """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
         term: occurrences}), what posting lists held in memory need to follow a change of those memories
@@ -450,6 +459,39 @@ class ReviewStorage(Protocol):
     def close_reflect_session(self, session_id: str) -> None: ...
 
 
+class CopyStorage(Protocol):
+    """What a migration (engine/store/migrate.py) reads and writes whole: the tables of `rows.COPIED_TABLES`."""
+
+    def table_rows(self, table: str) -> list[tuple[Any, ...]]:
+        """Every row of one of `rows.COPIED_TABLES`, its columns in that order."""
+        ...
+
+    def add_table_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Insert rows of one of `rows.COPIED_TABLES` in one transaction, leaving out those whose key columns
+        match a row already there (so a copy run twice adds nothing the second time)."""
+        ...
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows in each of `rows.COUNTED_TABLES`."""
+        ...
+
+
+@runtime_checkable
+class KeyStorage(Protocol):
+    """API keys in a store several servers share (PostgreSQL): a key made or revoked through one server is
+    honoured by every other from its next request. A store one server owns (SQLite) leaves the keys to a file
+    in its data dir (interfaces/auth.py)."""
+
+    def api_keys(self) -> str | None:
+        """The key document (`KeyDocument.text`), None if no key was ever stored."""
+        ...
+
+    def changing_api_keys(self) -> AbstractContextManager[KeyDocument]:
+        """The key document, locked against every other writer of it until the block ends, when what the block
+        left in `text` is stored (nothing is, if it raised)."""
+        ...
+
+
 class Storage(
     Transactions,
     MemoryStorage,
@@ -460,6 +502,7 @@ class Storage(
     FullTextStorage,
     Bookkeeping,
     ReviewStorage,
+    CopyStorage,
     Protocol,
 ):
     """Everything the engine asks of its record store."""

@@ -207,3 +207,26 @@ def record_params(r: MemoryRecord) -> tuple[Any, ...]:
 
 # A reflect session that expired is still told apart from an unknown one this long (both backends).
 EXPIRED_KEPT_SECONDS = 2 * 24 * 3600
+
+
+# What a migration (engine/store/migrate.py) copies whole beside memories, edges, entities and the ledger: the
+# tables both backends hold with the same columns, and the columns that tell a row already copied.
+COPIED_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "replies": (("key", "operation", "reply", "stored_at"), ("key",)),
+    "pending_contradictions": (
+        ("pending_id", "memory_a", "memory_b", "verdict", "reason", "confidence", "similarity", "detail",
+         "created_at"), ("pending_id",)),
+    "reflect_sessions": (("session_id", "clusters", "expires_at"), ("session_id",)),
+    "tombstones": (("memory_id", "forgotten_at", "content_sha256", "reason"),
+                   ("memory_id", "forgotten_at", "content_sha256")),
+}
+# Every table whose row count a migration compares (revisions are memories; the ledger is `ingested`).
+COUNTED_TABLES = ("memories", "edges", "ingested", "entities", "entity_aliases", *COPIED_TABLES)
+
+
+@dataclass(slots=True)
+class KeyDocument:
+    """The API keys as one JSON text (interfaces/auth.py writes it), in a store several servers share: what a
+    `KeyStorage.changing_api_keys` block reads and replaces (None: no key was ever stored)."""
+
+    text: str | None

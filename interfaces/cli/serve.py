@@ -8,11 +8,14 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from engine import config
+from engine.tenancy import DEFAULT_TENANT
 from interfaces.auth import KeyRing
 from interfaces.cli.options import common_options
 
@@ -75,15 +78,22 @@ def _loopback(host: str) -> bool:
 
 @click.group()
 def keys() -> None:
-    """API keys of the data dir's server (stored hashed in the data dir)."""
+    """API keys of the data dir's server (stored hashed in the data dir), or with --database of every server on
+    that database (stored hashed in it)."""
 
 
 @keys.command(name="create")
 @click.option("--name", default="default", show_default=True, help="A label to recognise the key by.")
+@click.option("--admin", is_flag=True, help="An admin key: it may use every tenant (X-Hebbs-Tenant / tenant_id "
+              "chooses; default `default`). Without it the key is bound to --tenant (default `default`).")
 @common_options
-def keys_create(name: str) -> None:
-    """Make a new key and print it once (it cannot be shown again)."""
-    record, key = _ring().create(name)
+def keys_create(name: str, admin: bool) -> None:
+    """Make a new key of one tenant (--tenant), or an admin key, and print it once (it cannot be shown again)."""
+    tenant = click.get_current_context().obj["tenant"]
+    if admin and tenant is not None:
+        raise click.UsageError("--admin and --tenant exclude each other: an admin key uses every tenant")
+    with _ring() as ring:
+        record, key = ring.create(name, None if admin else tenant or DEFAULT_TENANT)
     if _json():
         click.echo(json.dumps({**record.public(), "key": key}, indent=2))
     else:
@@ -94,15 +104,16 @@ def keys_create(name: str) -> None:
 @keys.command(name="list")
 @common_options
 def keys_list() -> None:
-    """The keys' ids, names and creation times (never the keys)."""
-    records = [r.public() for r in _ring().records()]
+    """The keys' ids, tenants (`*` for an admin key), names and creation times (never the keys)."""
+    with _ring() as ring:
+        records = [r.public() for r in ring.records()]
     if _json():
         click.echo(json.dumps(records, indent=2))
         return
     if not records:
         click.echo("no API keys yet: `hebbs serve` makes one on first start, or `hebbs keys create`")
     for r in records:
-        click.echo(f"{r['id']}  {r['created_at']}  {r['name']}")
+        click.echo(f"{r['id']}  {r['created_at']}  {'*' if r['admin'] else r['tenant']}  {r['name']}")
 
 
 @keys.command(name="revoke")
@@ -110,12 +121,28 @@ def keys_list() -> None:
 @common_options
 def keys_revoke(key_id: str) -> None:
     """Remove a key by its id (`hebbs keys list`); a running server refuses it from the next request on."""
-    record = _ring().revoke(key_id)
+    with _ring() as ring:
+        record = ring.revoke(key_id)
     click.echo(json.dumps(record.public()) if _json() else f"revoked {record.id} ({record.name})")
 
 
-def _ring() -> KeyRing:
-    return KeyRing(Path(click.get_current_context().obj["data_dir"]))
+@contextmanager
+def _ring() -> Iterator[KeyRing]:
+    """The data dir's keys, or with --database / HEBBS_DATABASE_URL those every server on the database honours."""
+    obj = click.get_current_context().obj
+    if not obj["database"]:
+        yield KeyRing(Path(obj["data_dir"]))
+        return
+    from engine.store.opening import is_database_url
+    from engine.store.postgres import PostgresStore
+
+    if not is_database_url(obj["database"]):
+        raise click.UsageError(f"--database must be a postgresql:// URL, not {obj['database']!r}")
+    store = PostgresStore(obj["database"])
+    try:
+        yield KeyRing(None, store)
+    finally:
+        store.close()
 
 
 def _json() -> bool:

@@ -5,6 +5,7 @@ none it acknowledged."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -67,13 +68,30 @@ def replicas(database_url: str, tmp_path: Path) -> Iterator[list[Replica]]:
             r.stop()
 
 
+def _hebbs(database: str, *args: str) -> str:
+    """A `hebbs` command on the database, as an operator types it; its standard output."""
+    hebbs = str(Path(sys.executable).with_name("hebbs"))
+    done = subprocess.run([hebbs, "--database", database, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _each_answers(replicas: list[Replica], key: str, status: int) -> None:
+    """Every replica answers a request with `key` with `status` within 1 s of now."""
+    since = time.monotonic()
+    for replica in replicas:
+        with httpx.Client(base_url=replica.url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http:
+            while (got := http.get("/v1/stats").status_code) != status:
+                assert time.monotonic() - since < 1.0, f"{replica.url} answered {got}, not {status}, after 1 s"
+
+
 def _recalled(http: httpx.Client, cue: str) -> list[str]:
     reply = http.post("/v1/memories/recall", json={"cue": cue, "strategies": ["similarity"], "top_k": 1})
     assert reply.status_code == 200, reply.text
     return [r["memory"]["id"] for r in reply.json()["results"]]
 
 
-def test_two_replicas_on_one_database(replicas: list[Replica]) -> None:
+def test_two_replicas_on_one_database(replicas: list[Replica], database_url: str) -> None:
     a, b = replicas
     # A write acknowledged by A is recalled on B within 1 s.
     with a.client() as on_a, b.client() as on_b:
@@ -127,6 +145,15 @@ def test_two_replicas_on_one_database(replicas: list[Replica]) -> None:
                 assert {m["id"] for m in page["memories"]} == set(written_ids[n])
             for m in seed:
                 assert http.get(f"/v1/memories/{m}").json()["access_count"] - before[m] == recalls[m], m
+
+    # The key store is the database's: a key made (`hebbs keys create --database`) while both run works on
+    # both, and once revoked is refused by both within the 1 s bound, with no restart.
+    made = _hebbs(database_url, "keys", "create", "--name", "shared", "--format", "json")
+    key = json.loads(made)["key"]
+    _each_answers(replicas, key, 200)
+    _hebbs(database_url, "keys", "revoke", json.loads(made)["id"])
+    _each_answers(replicas, key, 401)
+    _each_answers(replicas, KEY, 200)  # the other key is untouched
 
     # SIGKILL A while a client writes through it: B holds every write A acknowledged.
     acknowledged_ids: list[str] = []

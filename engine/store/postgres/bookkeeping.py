@@ -5,13 +5,27 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from engine.store.postgres.connection import PostgresConnection
-from engine.store.rows import AlsoWrite, EntityRecord, LedgerRow, LinkRow, Tombstone, from_micros, to_micros
+from engine.store.rows import (
+    COPIED_TABLES,
+    COUNTED_TABLES,
+    AlsoWrite,
+    EntityRecord,
+    KeyDocument,
+    LedgerRow,
+    LinkRow,
+    Tombstone,
+    from_micros,
+    to_micros,
+)
 
 DOCUMENT, PROPOSITION, MESSAGE = "document", "proposition", "message"
+KEYS = "api_keys"  # the meta row holding the API key document
+KEYS_LOCK = 0x48454244  # the advisory lock of its read-modify-write ("HEBD")
 
 
 def write_also(cur: Any, also: AlsoWrite | None) -> None:
@@ -164,3 +178,36 @@ class Bookkeeping(PostgresConnection):
                         " LIMIT %s)", (keep,))
 
 
+
+    def api_keys(self) -> str | None:
+        return self.get_meta(KEYS)
+
+    @contextmanager
+    def changing_api_keys(self) -> Iterator[KeyDocument]:
+        with self.transaction(counted=False) as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (KEYS_LOCK,))
+            row = cur.execute("SELECT value FROM meta WHERE key = %s", (KEYS,)).fetchone()
+            document = KeyDocument(row[0] if row else None)
+            yield document
+            if document.text is not None:
+                cur.execute("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
+                            " SET value = excluded.value", (KEYS, document.text))
+
+    # --- a migration's copy (`CopyStorage`) ------------------------------------------------------------------
+    def table_rows(self, table: str) -> list[tuple[Any, ...]]:
+        columns, _ = COPIED_TABLES[table]
+        return [tuple(r) for r in self._query(f"SELECT {', '.join(columns)} FROM {table}")]
+
+    def add_table_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        columns, key = COPIED_TABLES[table]
+        same = " AND ".join(f"{c} = %s" for c in key)
+        with self.transaction(counted=False) as cur:
+            cur.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) SELECT {', '.join(['%s'] * len(columns))}"
+                f" WHERE NOT EXISTS (SELECT 1 FROM {table} WHERE {same}) ON CONFLICT DO NOTHING",
+                [(*row, *(row[columns.index(c)] for c in key)) for row in rows],
+            )
+
+    def row_counts(self) -> dict[str, int]:
+        counts = self._query(" UNION ALL ".join(f"SELECT '{t}', count(*) FROM {t}" for t in COUNTED_TABLES))
+        return {str(t): int(n) for t, n in counts}

@@ -6,20 +6,28 @@ equal the SQLite store's on the same data. Revisions are history and are not ind
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from engine import config
 from engine.models import EdgeType, MemoryKind
-from engine.store.lexical import TABLES, idf
+from engine.store.lexical import TABLES, LexicalDump, TablePostings, collect, idf
 from engine.store.postgres import changes
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.postgres.tokens import TOKENIZER
 from engine.store.windows import Links, Text, window_body, windows, within
 
 MEMORY, WINDOW = 0, 1  # text_docs.tbl / text_postings.tbl of memory_text and window_text
+ALL_TABLES = [MEMORY, WINDOW]
+# Lists of row numbers are sent as ::bigint[]: psycopg types a list of small ints smallint[], and a bigint
+# column compared with a smallint array is not looked up in its index (a scan of every posting instead).
+
+
+def _batches(cur: Any) -> Iterator[list[Any]]:
+    while batch := cur.fetchmany(65536):
+        yield batch
 
 
 def table_number(table: str) -> int:
@@ -32,9 +40,10 @@ def followed_by(cur: Any, ids: Iterable[str]) -> dict[str, set[str]]:
     adjacent: dict[str, set[str]] = {}
     if not wanted:
         return adjacent
-    rows = cur.execute(
-        "SELECT source, target FROM edges WHERE type = %s AND (source = ANY(%s) OR target = ANY(%s))",
-        (EdgeType.FOLLOWED_BY.value, wanted, wanted),
+    rows = cur.execute(  # two index lookups (an OR of the two ends scans every edge)
+        "SELECT source, target FROM edges WHERE type = %s AND source = ANY(%s)"
+        " UNION ALL SELECT source, target FROM edges WHERE type = %s AND target = ANY(%s)",
+        (EdgeType.FOLLOWED_BY.value, wanted, EdgeType.FOLLOWED_BY.value, wanted),
     ).fetchall()
     for a, b in rows:
         adjacent.setdefault(a, set()).add(b)
@@ -70,20 +79,23 @@ def _rowids(cur: Any, ids: Sequence[str], create: bool) -> dict[str, int]:
     return {r[1]: r[0] for r in cur.execute("SELECT rowid, id FROM text_rows WHERE id = ANY(%s)", (list(ids),))}
 
 
-def _write(cur: Any, table: int, rows: Sequence[tuple[int, str]]) -> None:
-    """Replace the postings and lengths of some rows of one table with those of their new bodies."""
+def _write(cur: Any, table: int, rows: Sequence[tuple[int, str]], *, fresh: bool = False) -> None:
+    """Replace the postings and lengths of some rows of one table with those of their new bodies (`fresh`:
+    rows numbered in this transaction, with nothing to replace). Both go in by COPY, not row by row."""
     if not rows:
         return
-    numbers = [r for r, _ in rows]
-    cur.execute("DELETE FROM text_postings WHERE tbl = %s AND rowid = ANY(%s)", (table, numbers))
-    cur.execute("DELETE FROM text_docs WHERE tbl = %s AND rowid = ANY(%s)", (table, numbers))
+    if not fresh:
+        numbers = [r for r, _ in rows]
+        cur.execute("DELETE FROM text_postings WHERE tbl = %s AND rowid = ANY(%s::bigint[])", (table, numbers))
+        cur.execute("DELETE FROM text_docs WHERE tbl = %s AND rowid = ANY(%s::bigint[])", (table, numbers))
     counts = TOKENIZER.terms([body for _, body in rows])
-    cur.executemany("INSERT INTO text_docs (tbl, rowid, length) VALUES (%s, %s, %s)",
-                    [(table, r, sum(c.values())) for (r, _), c in zip(rows, counts, strict=True)])
-    postings = [(table, term, r, n) for (r, _), c in zip(rows, counts, strict=True) for term, n in c.items()]
+    with cur.copy("COPY text_docs (tbl, rowid, length) FROM STDIN") as copy:
+        for (r, _), c in zip(rows, counts, strict=True):
+            copy.write_row((table, r, sum(c.values())))
     with cur.copy("COPY text_postings (tbl, term, rowid, n) FROM STDIN") as copy:
-        for row in postings:
-            copy.write_row(row)
+        for (r, _), c in zip(rows, counts, strict=True):
+            for term, n in c.items():
+                copy.write_row((table, term, r, n))
 
 
 def index(cur: Any, ids: Sequence[str]) -> None:
@@ -107,10 +119,10 @@ def index_new(cur: Any, contents: Sequence[tuple[str, str, int, dict[str, Any]]]
     if not ids:
         return
     rowids = _rowids(cur, ids, create=True)
-    _write(cur, MEMORY, [(rowids[c[0]], c[1]) for c in contents])
+    _write(cur, MEMORY, [(rowids[c[0]], c[1]) for c in contents], fresh=True)
     linked = set(linked)
     _write(cur, WINDOW, [(rowids[i], window_body({i: (text, at, context)}, i, [i]))
-                         for i, text, at, context in contents if i not in linked])
+                         for i, text, at, context in contents if i not in linked], fresh=True)
     refresh_around(cur, [i for i in ids if i in linked])
 
 
@@ -138,9 +150,12 @@ def remove(cur: Any, ids: Sequence[str]) -> None:
     rowids = list(_rowids(cur, list(ids), create=False).values())
     if not rowids:
         return
-    cur.execute("DELETE FROM text_postings WHERE rowid = ANY(%s)", (rowids,))
-    cur.execute("DELETE FROM text_docs WHERE rowid = ANY(%s)", (rowids,))
-    cur.execute("DELETE FROM text_rows WHERE rowid = ANY(%s)", (rowids,))
+    # Both tables' numbers named, so the (tbl, rowid) indexes serve the deletes (not a scan of every posting).
+    cur.execute("DELETE FROM text_postings WHERE tbl = ANY(%s::smallint[]) AND rowid = ANY(%s::bigint[])",
+                (ALL_TABLES, rowids))
+    cur.execute("DELETE FROM text_docs WHERE tbl = ANY(%s::smallint[]) AND rowid = ANY(%s::bigint[])",
+                (ALL_TABLES, rowids))
+    cur.execute("DELETE FROM text_rows WHERE rowid = ANY(%s::bigint[])", (rowids,))
 
 
 class TextSearch(PostgresConnection):
@@ -172,6 +187,30 @@ class TextSearch(PostgresConnection):
         rows = self._query("SELECT rowid, length FROM text_docs WHERE tbl = %s ORDER BY rowid",
                            (table_number(table),))
         return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
+
+    def lexical_dump(self) -> LexicalDump:
+        """Read in one REPEATABLE READ transaction with the change number of the same snapshot; terms sorted
+        by their bytes (COLLATE "C"), as the SQLite store sorts them."""
+        with self._pool.connection() as conn:
+            conn.autocommit = False
+            try:
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
+                rows = conn.execute("SELECT rowid, id FROM text_rows ORDER BY rowid").fetchall()
+                tables: dict[str, TablePostings] = {}
+                for table in TABLES:
+                    number = table_number(table)
+                    with conn.cursor(name=f"postings_{number}") as cur:
+                        cur.execute("SELECT term, rowid, n FROM text_postings WHERE tbl = %s"
+                                    " ORDER BY term COLLATE \"C\", rowid", (number,))
+                        terms, starts, numbers, counts = collect(_batches(cur))
+                    sizes = np.array(conn.execute("SELECT rowid, length FROM text_docs WHERE tbl = %s ORDER BY rowid",
+                                                  (number,)).fetchall(), dtype=np.int64).reshape(-1, 2)
+                    tables[table] = TablePostings(terms, starts, numbers, counts, sizes[:, 0], sizes[:, 1])
+            finally:
+                conn.rollback()
+                conn.autocommit = True
+        return LexicalDump(seq, np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows], tables)
 
     def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """Okapi BM25 in SQL over the posting lists (see `fulltext.bm25`), ties by memory id."""
@@ -206,8 +245,8 @@ class TextSearch(PostgresConnection):
         )
         found: dict[str, tuple[int, int, dict[str, int]]] = {r[0]: (int(r[1]), int(r[2]), {}) for r in rows}
         by_row = {row: memory_id for memory_id, (row, _, _) in found.items()}
-        for row, term, n in self._query("SELECT rowid, term, n FROM text_postings WHERE tbl = %s AND rowid = ANY(%s)",
-                                        (number, list(by_row))):
+        for row, term, n in self._query("SELECT rowid, term, n FROM text_postings WHERE tbl = %s"
+                                        " AND rowid = ANY(%s::bigint[])", (number, list(by_row))):
             found[by_row[row]][2][term] = int(n)
         return found
 

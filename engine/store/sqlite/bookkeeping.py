@@ -9,8 +9,19 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from engine.store.rows import AlsoWrite, EntityRecord, LedgerRow, LinkRow, Tombstone, from_micros, to_micros
+from engine.store.rows import (
+    COPIED_TABLES,
+    COUNTED_TABLES,
+    AlsoWrite,
+    EntityRecord,
+    LedgerRow,
+    LinkRow,
+    Tombstone,
+    from_micros,
+    to_micros,
+)
 from engine.store.sqlite.connection import SqliteConnection, chunks
 
 DOCUMENT, PROPOSITION, MESSAGE = "document", "proposition", "message"
@@ -200,6 +211,27 @@ class Bookkeeping(SqliteConnection):
         rows = self._query("SELECT memory_id, forgotten_at, content_sha256, reason FROM tombstones "
                            "ORDER BY forgotten_at DESC, rowid DESC LIMIT ?", (limit,))
         return [Tombstone(r[0], from_micros(r[1]), r[2], r[3]) for r in rows]  # type: ignore[arg-type]
+
+    # --- a migration's copy (`CopyStorage`) ------------------------------------------------------------------
+    def table_rows(self, table: str) -> list[tuple[Any, ...]]:
+        columns, _ = COPIED_TABLES[table]
+        if not self._has_table(table):
+            return []
+        return [tuple(r) for r in self._query(f"SELECT {', '.join(columns)} FROM {table}")]
+
+    def add_table_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        columns, key = COPIED_TABLES[table]
+        same = " AND ".join(f"{c} = ?" for c in key)
+        with self.transaction(counted=False) as cur:
+            cur.executemany(
+                f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) SELECT {', '.join('?' * len(columns))}"
+                f" WHERE NOT EXISTS (SELECT 1 FROM {table} WHERE {same})",
+                [(*row, *(row[columns.index(c)] for c in key)) for row in rows],
+            )
+
+    def row_counts(self) -> dict[str, int]:
+        return {t: int(self._query(f"SELECT count(*) FROM {t}")[0][0]) if self._has_table(t) else 0
+                for t in COUNTED_TABLES}
 
 
 def write_also(cur: sqlite3.Cursor, also: AlsoWrite | None) -> None:
