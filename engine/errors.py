@@ -83,3 +83,7 @@ class ExtractorError(IngestError):
 
 class InvalidPolicyError(ValidationError):
     """A tenant policy value is out of range (snapshots, auto-forget threshold, decay half-life)."""
+
+
+class InvalidTenantError(ValidationError):
+    """A tenant name that is not one (engine/tenancy.py says what a tenant name may hold)."""

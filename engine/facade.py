@@ -45,7 +45,7 @@ from engine.api.responses import (
 from engine.clock import Clock, SystemClock
 from engine.decay import stamp
 from engine.embedding import Embedder, create_embedder
-from engine.errors import MemoryNotFoundError, ValidationError
+from engine.errors import MemoryNotFoundError, StoreError, ValidationError
 from engine.index.derived import DerivedIndexes
 from engine.index.replica import ReplicaFollower
 from engine.index.vector import VectorIndex
@@ -59,9 +59,10 @@ from engine.retention import Retention
 from engine.store.entities import EntityRegistry
 from engine.store.errors import store_errors
 from engine.store.interface import KeyStorage
-from engine.store.opening import open_storage
+from engine.store.opening import default_database, known_tenants, open_storage
 from engine.store.replies import Replies
 from engine.structures import StructureFollower
+from engine.tenancy import DEFAULT_TENANT, tenant_name
 from engine.writer import Writer
 
 if TYPE_CHECKING:
@@ -80,6 +81,9 @@ class MemoryEngine:
     Collaborators are injectable: `embedder` (default: all-MiniLM-L6-v2, loaded on first use), `clock`
     (default: system UTC), `extractor` (relational structure), `vector_index` (default: embedded Chroma
     under the data dir). DerivedIndexes are built lazily, so opening a store to read one memory is fast.
+
+    `tenant` (engine/tenancy.py): whose memories; each tenant has a store and indexes of its own, so an engine
+    sees one tenant's memories and no other's. `default` is the store as it was before tenants.
     """
 
     def __init__(
@@ -91,9 +95,12 @@ class MemoryEngine:
         clock: Clock | None = None,
         extractor: StructureExtractor | None = None,
         vector_index: VectorIndex | Callable[[], VectorIndex] | None = None,
+        tenant: str = DEFAULT_TENANT,
     ) -> None:
-        database = database or None
-        self._owner, self._store, self.data_dir = open_storage(data_dir, database)
+        database = database or (default_database() if data_dir is None else None)
+        self.tenant = tenant_name(tenant)
+        self._owner, self._store, self.data_dir = open_storage(data_dir, database, self.tenant)
+        self._placement = (data_dir, database, vector_index is not None)
         self.clock: Clock = clock or SystemClock()
         # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
         chosen = extractor or EpisodeExtractor()
@@ -111,7 +118,7 @@ class MemoryEngine:
                                   lambda: self._writer.extractor, self.clock)
         self._browser = Browser(self._store, self._indexes, self._entities, self._recaller.resolve_entity)
         self.retention = Retention(self._store, self._writer, self._entities, self.clock, self.data_dir,
-                                   self._recaller.resolve_entity)
+                                   self._recaller.resolve_entity, self.tenant)
         self._handlers: dict[type, Callable[[Any], Response]] = {
             RememberRequest: lambda r: self._writer.remember([r])[0],
             RememberManyRequest: lambda r: MemoriesResponse(tuple(self._writer.remember(r.items))),
@@ -144,6 +151,22 @@ class MemoryEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def open_tenant(self, tenant: str, vector_index: Callable[[], VectorIndex] | None = None) -> MemoryEngine:
+        """An engine of another tenant of the same data dir or database, sharing this one's model and clock
+        (servers open one per tenant: engine/tenants.py). An engine given its vector index must be given the
+        other tenant's too: one index holding two tenants' vectors would mix them."""
+        data_dir, database, injected = self._placement
+        if injected and vector_index is None:
+            raise StoreError("this engine's vector index was given to it: give tenant "
+                             f"{tenant_name(tenant)!r} a vector index of its own")
+        return MemoryEngine(data_dir, database=database, embedder=self.embedder, clock=self.clock,
+                            extractor=self.extractor, vector_index=vector_index, tenant=tenant)
+
+    def tenants(self) -> list[str]:
+        """The tenants with a store beside this engine's, `default` first."""
+        data_dir, database, _ = self._placement
+        return known_tenants(data_dir, database)
 
     @property
     def replies(self) -> Replies:
@@ -324,7 +347,7 @@ class MemoryEngine:
 
     def entities(self) -> list[str]:
         """Entity ids that have memories on a timeline."""
-        return self._indexes.timeline.entities()
+        return list(self._indexes.timeline.entities())
 
     def structure_of(self, memory_id: str) -> dict[str, Any]:
         """The relational structure stored with a memory (what analogical recall compares)."""

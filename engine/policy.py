@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol
 
 from engine.errors import InvalidPolicyError
+from engine.tenancy import DEFAULT_TENANT
 
 DEFAULT_HALF_LIFE_DAYS = 30.0
 MAX_SNAPSHOTS_LIMIT = 10_000
-DEFAULT_TENANT = "default"  # the only tenant until the store has tenants of its own
 
 
 @dataclass(frozen=True)
@@ -57,17 +57,18 @@ class _Meta(Protocol):
 
 
 class PolicyBook:
-    """The policies of a store's tenants, read through (a set is seen by the next read, in any process)."""
+    """The policy of a store's tenant (each tenant has a store of its own: engine/tenancy.py), read through (a
+    set is seen by the next read, in any process)."""
 
-    def __init__(self, store: _Meta) -> None:
-        self._store = store
+    def __init__(self, store: _Meta, tenant: str = DEFAULT_TENANT) -> None:
+        self._store, self.tenant = store, tenant
 
-    def get(self, tenant: str = DEFAULT_TENANT) -> Policy:
-        raw = self._store.get_meta(f"policy:{tenant}")
+    def get(self) -> Policy:
+        raw = self._store.get_meta(f"policy:{self.tenant}")
         return Policy() if raw is None else Policy.from_dict(json.loads(raw))
 
-    def set(self, policy: Policy, tenant: str = DEFAULT_TENANT) -> Policy:
-        self._store.set_meta(f"policy:{tenant}", json.dumps(policy.to_dict(), sort_keys=True))
+    def set(self, policy: Policy) -> Policy:
+        self._store.set_meta(f"policy:{self.tenant}", json.dumps(policy.to_dict(), sort_keys=True))
         return policy
 
 

@@ -16,7 +16,7 @@ from engine import validation
 from engine.api.requests import ForgetRequest, GetPolicyRequest, ReviseRequest, SetPolicyRequest, SweepRequest
 from engine.api.responses import ForgetResponse, PolicyResponse
 from engine.clock import Clock
-from engine.errors import MemoryNotFoundError
+from engine.errors import MemoryNotFoundError, ValidationError
 from engine.models import EdgeType, Memory
 from engine.policy import PolicyBook
 from engine.recall.scoring import decay_score
@@ -25,6 +25,7 @@ from engine.store.interface import Storage
 from engine.store.ledger import Ledger
 from engine.store.rows import DecayInputs
 from engine.store.tombstones import Tombstone, Tombstones, content_hash
+from engine.tenancy import DEFAULT_TENANT
 from engine.uploads import remove_unreferenced_uploads
 from engine.writer import Writer
 
@@ -33,20 +34,27 @@ class Retention:
     """Forget, sweep, revise with the policy's snapshot cap, and the policies themselves."""
 
     def __init__(self, store: Storage, writer: Writer, entities: EntityRegistry, clock: Clock, data_dir: Path,
-                 resolve_entity: Callable[[str], str]) -> None:
+                 resolve_entity: Callable[[str], str], tenant: str = DEFAULT_TENANT) -> None:
         self._store, self._writer, self._entities, self._clock = store, writer, entities, clock
         self._data_dir, self._resolve_entity = data_dir, resolve_entity
-        self.policies = PolicyBook(store)
+        self.policies = PolicyBook(store, tenant)
         self.tombstones = Tombstones(store)
 
     # --- policies --------------------------------------------------------------------------------------
     def set_policy(self, request: SetPolicyRequest) -> PolicyResponse:
-        changed = self.policies.get(request.tenant_id).updated(
+        self._own(request.tenant_id)
+        changed = self.policies.get().updated(
             request.max_snapshots_per_memory, request.auto_forget_threshold, request.decay_half_life_days)
-        return PolicyResponse(request.tenant_id, self.policies.set(changed, request.tenant_id))
+        return PolicyResponse(self.policies.tenant, self.policies.set(changed))
 
     def get_policy(self, request: GetPolicyRequest) -> PolicyResponse:
-        return PolicyResponse(request.tenant_id, self.policies.get(request.tenant_id))
+        self._own(request.tenant_id)
+        return PolicyResponse(self.policies.tenant, self.policies.get())
+
+    def _own(self, tenant: str | None) -> None:
+        """A request may name its tenant, which must be this store's (servers route by tenant before)."""
+        if tenant is not None and tenant != self.policies.tenant:
+            raise ValidationError(f"unknown tenant {tenant!r}: this store holds tenant {self.policies.tenant!r}")
 
     # --- revise ----------------------------------------------------------------------------------------
     def revise(self, request: ReviseRequest) -> Memory:
@@ -73,7 +81,8 @@ class Retention:
 
     def sweep(self, request: SweepRequest) -> ForgetResponse:
         """Forget every memory whose decay score is below the policy's auto-forget threshold (none set: none)."""
-        threshold = self.policies.get(request.tenant_id).auto_forget_threshold
+        self._own(request.tenant_id)
+        threshold = self.policies.get().auto_forget_threshold
         if threshold is None:
             return ForgetResponse((), dry_run=request.dry_run)
         return self._remove(self._decayed_below(self._store.decay_inputs(), threshold), request.dry_run, "sweep")

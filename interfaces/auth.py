@@ -5,6 +5,10 @@ database (`KeyStorage`), so a key made or revoked through any server counts on e
 request; either way as SHA-256 digests only (a key is 32 random bytes, so a plain
 digest is enough: there is nothing to brute-force), and a presented key is compared with every stored
 digest in constant time. A key is shown once, when it is created; it is never logged.
+
+Each key is bound to one tenant (engine/tenancy.py) and reads and writes that tenant's memories only, or is an
+admin key (`tenant` null), which may ask for any tenant. A key stored before tenants existed has no `tenant`
+field: it is bound to `default`, the tenant that holds everything such a store had.
 """
 
 from __future__ import annotations
@@ -21,14 +25,17 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from engine.errors import HebbsError, StoreError
 from engine.lock import exclusive as _lock
 from engine.store.interface import KeyStorage
+from engine.tenancy import DEFAULT_TENANT, tenant_name
 
 API_KEY_ENV = "HEBBS_API_KEY"  # the variable the official SDK reads, too
 KEYS_FILENAME = "api_keys.json"
 KEY_PREFIX = "hb_"
+TENANT_HEADER = "X-Hebbs-Tenant"  # REST: the tenant a request asks for (gRPC: the request's tenant_id)
 
 
 class AuthenticationError(HebbsError):
@@ -53,15 +60,18 @@ class ListenError(HebbsError):
 
 @dataclass(frozen=True, slots=True)
 class KeyRecord:
-    """A stored key: its public id (the first characters of the key), a name, when, and the digest."""
+    """A stored key: its public id (the first characters of the key), a name, when, the digest, and its tenant
+    (None: an admin key, which may use every tenant)."""
 
     id: str
     name: str
     created_at: str
     sha256: str
+    tenant: str | None = DEFAULT_TENANT
 
-    def public(self) -> dict[str, str]:
-        return {"id": self.id, "name": self.name, "created_at": self.created_at}
+    def public(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "created_at": self.created_at, "tenant": self.tenant,
+                "admin": self.tenant is None}
 
 
 def _digest(key: str) -> str:
@@ -143,8 +153,10 @@ class KeyRing:
         except OSError as exc:
             raise StoreError(f"cannot write the API keys in {self.path.parent}: {exc.strerror or exc}") from None
 
-    def add(self, key: str, name: str) -> KeyRecord:
-        """Store `key` (given, e.g. from HEBBS_API_KEY); returns its record."""
+    def add(self, key: str, name: str, tenant: str | None = DEFAULT_TENANT) -> KeyRecord:
+        """Store `key` (given, e.g. from HEBBS_API_KEY) for `tenant` (None: an admin key); returns its record.
+        A key stored already keeps the tenant it has."""
+        tenant = None if tenant is None else tenant_name(tenant)
         if not key.strip():
             raise AuthenticationError("an API key must not be empty")
         digest = _digest(key)
@@ -156,15 +168,16 @@ class KeyRing:
                     return record
             record = KeyRecord(
                 id=key[: len(KEY_PREFIX) + 6], name=name, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                sha256=digest,
+                sha256=digest, tenant=tenant,
             )
             records.append(record)
             return record
 
-    def create(self, name: str = "default") -> tuple[KeyRecord, str]:
-        """A new random key: its record and the key itself (shown once, never stored)."""
+    def create(self, name: str = "default", tenant: str | None = DEFAULT_TENANT) -> tuple[KeyRecord, str]:
+        """A new random key of `tenant` (None: an admin key): its record and the key itself (shown once, never
+        stored)."""
         key = KEY_PREFIX + secrets.token_urlsafe(32)
-        return self.add(key, name), key
+        return self.add(key, name, tenant), key
 
     def take(self, other: KeyRing) -> int:
         """Add `other`'s keys and revocations to these (a migration's copy: run twice, it adds nothing the
@@ -186,15 +199,19 @@ class KeyRing:
             revoked.update(r.sha256 for r in gone)
             return gone[0]
 
-    def verify(self, key: str | None) -> bool:
-        """True when `key` is one of the stored keys; every digest is compared, in constant time."""
+    def find(self, key: str | None) -> KeyRecord | None:
+        """The stored record of `key`, None if it is not a stored key; every digest is compared, in constant time."""
         if not key:
-            return False
+            return None
         digest = _digest(key)
-        found = False
+        found = None
         for record in self.records():
-            found |= hmac.compare_digest(record.sha256, digest)
+            if hmac.compare_digest(record.sha256, digest):
+                found = record
         return found
+
+    def verify(self, key: str | None) -> bool:
+        return self.find(key) is not None
 
     def first_start(self) -> str | None:
         """With no key stored: `HEBBS_API_KEY` becomes the first key (None returned), else a new key is made

@@ -37,7 +37,7 @@ from engine.errors import (
 )
 from engine.models import Memory
 from engine.recall.scoring import ScoringWeights
-from interfaces.auth import API_KEY_ENV, AuthenticationError, PermissionRefusedError
+from interfaces.auth import API_KEY_ENV, TENANT_HEADER, AuthenticationError, PermissionRefusedError
 
 ERROR_OF_STATUS: dict[int, type[HebbsError]] = {
     400: ValidationError, 422: ValidationError, 401: AuthenticationError, 404: MemoryNotFoundError,
@@ -104,12 +104,16 @@ def to_payload(request: Any) -> dict[str, Any]:
 class RemoteEngine:
     """Sends `engine.api` requests to a server; the same responses `MemoryEngine.handle` returns."""
 
-    def __init__(self, url: str, api_key: str | None = None, timeout: float = config.SERVER_TIMEOUT_SECONDS) -> None:
+    def __init__(self, url: str, api_key: str | None = None, timeout: float = config.SERVER_TIMEOUT_SECONDS,
+                 tenant: str | None = None) -> None:
+        """`tenant`: sent as X-Hebbs-Tenant; None: the server serves the key's own tenant."""
         import httpx
 
         self.url = url.rstrip("/")
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        if tenant is not None:
+            headers[TENANT_HEADER] = tenant
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout)
 
     def close(self) -> None:

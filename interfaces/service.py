@@ -25,6 +25,8 @@ from engine.decay import stamp
 from engine.errors import HebbsError, StoreError, ValidationError
 from engine.facade import MemoryEngine
 from engine.models import Memory, RecallResult
+from engine.tenancy import DEFAULT_TENANT, tenant_name
+from engine.tenants import Tenants
 from interfaces.auth import AuthenticationError, ConflictError, KeyRing, PermissionRefusedError
 from interfaces.subscriptions import RECALL_TOP_K, SubscriptionHub
 
@@ -126,36 +128,58 @@ SHUTTING_DOWN = "the server is shutting down; nothing was stored: retry against 
 
 
 class HebbsService:
-    """What `hebbs serve` runs: one engine over one data dir, guarded by API keys (unless `auth` is off).
+    """What `hebbs serve` runs: one engine per tenant over one data dir or database (engine/tenants.py), guarded
+    by API keys (unless `auth` is off), each key bound to one tenant or an admin key (interfaces/auth.py).
 
-    `index_roots`: the folders a client may have indexed from the server's file system (none: indexing by
-    path is off; uploads, which land in the data dir, work either way)."""
+    Every operation names its tenant (`authorize` gives it: the key's own, or the one an admin key or an
+    unguarded server is asked for) and runs on that tenant's engine only, whose store holds that tenant's
+    memories and nothing else. `index_roots`: the folders a client may have indexed from the server's file
+    system (none: indexing by path is off; uploads, which land in the tenant's data dir, work either way)."""
 
-    def __init__(self, engine: MemoryEngine, *, auth: bool = True, index_roots: Sequence[Path] = ()) -> None:
-        self.engine = engine
+    def __init__(self, engine: MemoryEngine | Tenants, *, auth: bool = True, index_roots: Sequence[Path] = ()
+                 ) -> None:
+        self.tenants = engine if isinstance(engine, Tenants) else Tenants(engine)
+        self.engine = self.tenants.default  # the default tenant's: health counts, the clock
         self.auth = auth
-        self.keys = KeyRing(engine.data_dir, engine.shared_keys)
+        self.keys = KeyRing(self.engine.data_dir, self.engine.shared_keys)
         self.index_roots = tuple(Path(root).resolve() for root in index_roots)
         self.started = time.monotonic()
         self._lock = ReadWriteLock()
         self._closed = False
         self._counts: dict[str, int | None] = {}
         self._counts_stale = True
-        self._running_keys: set[str] = set()
+        self._running_keys: set[tuple[str, str]] = set()
         self._keys_guard = threading.Lock()
         self.subscriptions = SubscriptionHub(self.surface)
         self._sweeps_stop = threading.Event()
 
-    def authorize(self, key: str | None) -> None:
-        """Raises `AuthenticationError` unless auth is off or `key` is a stored key. Never logs the key."""
+    def authorize(self, key: str | None, tenant: str | None = None) -> str:
+        """The tenant a request is served for: `tenant` as asked (none: the key's own, else `default`), if `key`
+        may use it (a key bound to a tenant may use only that one; an admin key, or any request when auth is
+        off, any). `AuthenticationError` without a valid key, `PermissionRefusedError` for another tenant's,
+        `InvalidTenantError` for a name that is not one. Never logs the key."""
+        asked = None if tenant in (None, "") else tenant_name(tenant)
         if not self.auth:
-            return
+            return asked or DEFAULT_TENANT
         if not key:
             raise AuthenticationError("missing API key: send 'Authorization: Bearer <key>'")
-        if not self.keys.verify(key):
+        record = self.keys.find(key)
+        if record is None:
             raise AuthenticationError("invalid API key")
+        if record.tenant is None:
+            return asked or DEFAULT_TENANT
+        if asked is not None and asked != record.tenant:
+            raise PermissionRefusedError(f"this API key belongs to tenant {record.tenant!r}; it cannot use tenant "
+                                         f"{asked!r}")
+        return record.tenant
 
-    def call(self, op: str, payload: Mapping[str, Any]) -> Any:
+    def engine_of(self, tenant: str) -> MemoryEngine:
+        """The engine of the tenant `authorize` gave (opened on its first request)."""
+        if self._closed:
+            raise StoreError("the server is shutting down; retry against its successor")
+        return self.tenants.get(tenant)
+
+    def call(self, tenant: str, op: str, payload: Mapping[str, Any]) -> Any:
         """Parse `payload` as the request of `op`, run it under the right lock, and return the response.
 
         A served batch is capped at `config.MAX_BATCH_ITEMS`, and one larger than `config.WRITE_CHUNK_ITEMS`
@@ -167,16 +191,16 @@ class HebbsService:
                 raise ValidationError(f"a batch holds at most {config.MAX_BATCH_ITEMS} memories, got "
                                       f"{len(request.items)}: send it in several requests")
             if len(request.items) > config.WRITE_CHUNK_ITEMS:
-                return self._in_chunks(request)
+                return self._in_chunks(tenant, request)
         with self.writing() if op in WRITE_OPERATIONS else self._lock.reading():
             if self._closed:
                 raise StoreError(SHUTTING_DOWN)
-            response = self.engine.handle(request)
+            response = self.engine_of(tenant).handle(request)
             if op in WRITE_OPERATIONS:
                 self._counts_stale = True
             return response
 
-    def _in_chunks(self, request: RememberManyRequest) -> MemoriesResponse:
+    def _in_chunks(self, tenant: str, request: RememberManyRequest) -> MemoriesResponse:
         stored: list[Memory] = []
         size = config.WRITE_CHUNK_ITEMS
         for start in range(0, len(request.items), size):
@@ -184,7 +208,8 @@ class HebbsService:
                 with self.writing():
                     if self._closed:
                         raise StoreError(SHUTTING_DOWN)
-                    stored.extend(self.engine.handle(RememberManyRequest(request.items[start:start + size])).memories)
+                    chunk = RememberManyRequest(request.items[start:start + size])
+                    stored.extend(self.engine_of(tenant).handle(chunk).memories)
                     self._counts_stale = True
             except HebbsError as exc:
                 if not stored:
@@ -193,32 +218,34 @@ class HebbsService:
                                         f"first {len(stored)}, were stored before this)", stored) from exc
         return MemoriesResponse(tuple(stored))
 
-    def once(self, key: str | None, op: str, run: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], bool]:
-        """`run()` (a write that returns its JSON reply) at most once per idempotency `key`: a retry with the
-        same key gets the first reply back; returns (reply, replayed). No key: just `run()`."""
+    def once(self, tenant: str, key: str | None, op: str, run: Callable[[], dict[str, Any]]
+             ) -> tuple[dict[str, Any], bool]:
+        """`run()` (a write that returns its JSON reply) at most once per idempotency `key` of a tenant: a retry
+        with the same key gets the first reply back; returns (reply, replayed). No key: just `run()`."""
         if key is None:
             return run(), False
         key = validation.text(key, "the Idempotency-Key header", config.IDEMPOTENCY_KEY_BYTES).strip()
         if not key:
             raise ValidationError("the Idempotency-Key header is empty")
+        running = (tenant, key)
         with self._keys_guard:
-            if key in self._running_keys:
+            if running in self._running_keys:
                 raise ConflictError(f"a request with the idempotency key {key!r} is still running; retry after it")
-            self._running_keys.add(key)
+            self._running_keys.add(running)
         try:
             with self.reading():
-                kept = self.engine.replies.get(key)
+                kept = self.engine_of(tenant).replies.get(key)
             if kept is not None:
                 if kept[0] != op:
                     raise ConflictError(f"the idempotency key {key!r} was used for {kept[0]}, not {op}")
                 return json.loads(kept[1]), True
             reply = run()
             with self.writing():
-                self.engine.replies.put(key, op, json.dumps(reply))
+                self.engine_of(tenant).replies.put(key, op, json.dumps(reply))
             return reply, False
         finally:
             with self._keys_guard:
-                self._running_keys.discard(key)
+                self._running_keys.discard(running)
 
     def check_index_paths(self, paths: Sequence[Path]) -> None:
         """Refuses a path outside the configured index roots (resolved, links followed, before the check)."""
@@ -262,9 +289,10 @@ class HebbsService:
         with self._lock.writing():
             yield
 
-    def surface(self, chunk: str, entity_id: str | None) -> list[RecallResult]:
-        """What a subscription's chunk brings up: a similarity recall (not counted as an access: nothing was
-        read yet), within one entity's memories when given, each memory stamped with its decay score.
+    def surface(self, tenant: str, chunk: str, entity_id: str | None) -> list[RecallResult]:
+        """What a subscription's chunk brings up: a similarity recall of the subscription's tenant (not counted
+        as an access: nothing was read yet), within one entity's memories when given, each memory stamped with
+        its decay score.
 
         Scoped to an entity, the entity's own timeline is searched too (its newest memories scored by cosine
         to the chunk), so its relevant memories are found even when the store's global nearest neighbours
@@ -275,29 +303,37 @@ class HebbsService:
             fields.update(strategies=["similarity", "temporal"], entity_id=entity_id, top_k=2 * RECALL_TOP_K)
         request = RecallRequest.parse(fields)
         with self.reading():
-            results = self.engine.retrieve(request)
-            policy = self.engine.retention.policies.get()
+            engine = self.engine_of(tenant)
+            results = engine.retrieve(request)
+            policy = engine.retention.policies.get()
         if entity_id is not None:
             results = [r for r in results if r.memory.entity_id == entity_id][:RECALL_TOP_K]
-        response = stamp(RecallResponse(tuple(results)), self.engine.clock.now(), policy.decay_half_life_days)
+        response = stamp(RecallResponse(tuple(results)), engine.clock.now(), policy.decay_half_life_days)
         return list(response.results)
 
     def uptime_seconds(self) -> float:
         return time.monotonic() - self.started
 
     def sweep_every(self, seconds: float) -> None:
-        """Run the auto-forget sweep (docs/policies.md) every `seconds` on a side thread until `close`: it
-        forgets only what the policy's auto_forget_threshold says (none set: nothing)."""
+        """Run the auto-forget sweep (docs/policies.md) of every tenant every `seconds` on a side thread until
+        `close`: it forgets only what each tenant's auto_forget_threshold says (none set: nothing)."""
 
         def loop() -> None:
             while not self._sweeps_stop.wait(seconds):
                 try:
-                    swept = self.call("sweep", {})
-                except HebbsError as exc:  # the store closing, or a transient store error: try next time
-                    log.warning("auto-forget sweep failed: %s", exc)
+                    tenants = self.tenants.known()
+                except HebbsError as exc:
+                    log.warning("auto-forget sweep: cannot list the tenants: %s", exc)
                     continue
-                if swept.forgotten:
-                    log.info("auto-forget sweep: %d memories forgotten, tombstones left", len(swept.forgotten))
+                for tenant in tenants:
+                    try:
+                        swept = self.call(tenant, "sweep", {})
+                    except HebbsError as exc:  # the store closing, or a transient store error: try next time
+                        log.warning("auto-forget sweep of tenant %r failed: %s", tenant, exc)
+                        continue
+                    if swept.forgotten:
+                        log.info("auto-forget sweep of tenant %r: %d memories forgotten, tombstones left", tenant,
+                                 len(swept.forgotten))
 
         threading.Thread(target=loop, name="hebbs-sweep", daemon=True).start()
 
@@ -308,4 +344,4 @@ class HebbsService:
         with self._lock.writing():
             if not self._closed:
                 self._closed = True
-                self.engine.close()
+                self.tenants.close()

@@ -35,7 +35,8 @@ IDLE_SECONDS = 300.0
 TICK_SECONDS = 0.05  # how often the timer looks for paused chunks and idle subscriptions
 RECALL_TOP_K = 20
 
-Surface = Callable[[str, str | None], list[RecallResult]]  # (chunk, entity) -> similarity results, best first
+# (tenant, chunk, entity) -> similarity results among the tenant's memories, best first
+Surface = Callable[[str, str, str | None], list[RecallResult]]
 
 
 class TooManySubscriptionsError(HebbsError):
@@ -48,6 +49,7 @@ class Subscription:
 
     id: int
     owner: str
+    tenant: str  # whose memories surface: the tenant it was opened for, whoever feeds it
     request: SubscribeRequest
     chunker: Chunker
     stream: Stream[RecallResult]
@@ -93,7 +95,7 @@ class SubscriptionHub:
         """Who owns a subscription: a digest of the API key (never the key itself), or "" without auth."""
         return hashlib.sha256(key.encode()).hexdigest()[:16] if key else ""
 
-    def open(self, owner: str, request: SubscribeRequest) -> Subscription:
+    def open(self, owner: str, request: SubscribeRequest, tenant: str) -> Subscription:
         with self._lock:
             if self._stopped.is_set():
                 raise StoreError("the server is shutting down; subscribe to its successor")
@@ -103,7 +105,7 @@ class SubscriptionHub:
             mine = sum(1 for s in self._open.values() if s.owner == owner)
             if mine >= self.per_key:
                 raise TooManySubscriptionsError(f"this key has {mine} subscriptions open, its limit: close one first")
-            sub = Subscription(next(self._ids), owner, request, Chunker(request.rule, self._clock),
+            sub = Subscription(next(self._ids), owner, tenant, request, Chunker(request.rule, self._clock),
                                Stream(request.confidence_threshold, request.queue_size), self._clock())
             self._open[sub.id] = sub
         return sub
@@ -150,7 +152,7 @@ class SubscriptionHub:
             self._timer.join(timeout=5)
 
     def _recall(self, sub: Subscription, chunk: str) -> None:
-        if sub.offer(self._surface(chunk, sub.request.entity_id)):
+        if sub.offer(self._surface(sub.tenant, chunk, sub.request.entity_id)):
             sub.wake()
 
     def _tick(self) -> None:

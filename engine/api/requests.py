@@ -28,9 +28,10 @@ from engine.api.reviews import (
 )
 from engine.errors import InvalidEdgeError, InvalidPolicyError, InvalidRecallError, ValidationError
 from engine.models import EdgeSpec, EdgeType, MemoryKind, NewMemory, RecallResult, Strategy
-from engine.policy import DEFAULT_TENANT, MAX_SNAPSHOTS_LIMIT, Policy
+from engine.policy import MAX_SNAPSHOTS_LIMIT, Policy
 from engine.recall.presets import DEFAULT_PRESET, PLAIN_FUSION, PRESETS, SIGNALS, FusionSettings
 from engine.recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
+from engine.tenancy import tenant_name
 
 TimeRange = tuple[datetime | None, datetime | None]
 
@@ -461,11 +462,9 @@ def _edge_types(value: object) -> frozenset[EdgeType] | None:
 
 
 # --- policies ------------------------------------------------------------------------------------------
-def _tenant(value: object) -> str:
-    tenant = DEFAULT_TENANT if value in (None, "") else validation.identifier(value, "tenant_id")
-    if tenant != DEFAULT_TENANT:
-        raise ValidationError(f"unknown tenant {tenant!r}: this store has one tenant, {DEFAULT_TENANT!r}")
-    return tenant
+def _tenant(value: object) -> str | None:
+    """A request's tenant: None (the engine's own) or a valid tenant name, which the engine checks is its own."""
+    return None if value in (None, "") else tenant_name(value, "tenant_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,7 +472,8 @@ class SetPolicyRequest:
     """Change a tenant's policy (the official SDK's set_policy): the values given, the others kept."""
 
     OP: ClassVar[str] = "set_policy"
-    tenant_id: str = wire(str | None, f"Whose policy (only {DEFAULT_TENANT!r} for now).", default=DEFAULT_TENANT)
+    tenant_id: str | None = wire(str | None, "Whose policy (left out: the tenant the request is served for).",
+                                 default=None)
     max_snapshots_per_memory: int | None = wire(
         int | None, f"Earlier states (revisions) kept per memory, 1-{MAX_SNAPSHOTS_LIMIT}; older ones are forgotten.",
         default=None)
@@ -498,7 +498,7 @@ class GetPolicyRequest:
     """A tenant's policy as it is now."""
 
     OP: ClassVar[str] = "get_policy"
-    tenant_id: str = DEFAULT_TENANT
+    tenant_id: str | None = None
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | None = None) -> Self:
@@ -512,7 +512,7 @@ class SweepRequest:
     tombstones. `dry_run` reports what would go."""
 
     OP: ClassVar[str] = "sweep"
-    tenant_id: str = wire(str | None, default=DEFAULT_TENANT)
+    tenant_id: str | None = wire(str | None, default=None)
     dry_run: bool = wire(bool | None, "Report what would be forgotten; change nothing.", default=False)
 
     @classmethod

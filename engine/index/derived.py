@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import config
+from engine.index import lexical_segment
 from engine.index.candidates import CandidateTable
 from engine.index.edge_graph import GraphIndex
 from engine.index.feature_index import FeatureIndex
@@ -53,7 +54,8 @@ class DerivedIndexes:
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
         self._candidates_at: tuple[int, int] | None = None  # the store's version it was last caught up at
-        self._postings = LexicalPostings(store)  # caught up after each write (`_follow`) and before each search
+        # Caught up after each write (`_follow`) and before each search; its segment lives in the data dir.
+        self._postings = LexicalPostings(store, data_dir / lexical_segment.DIRNAME)
         # Held from a batch's vector upsert to its records' commit (`commit_with_vectors`) and by an erasure's
         # rebuild and queue purge, which would otherwise drop vectors the store does not hold yet.
         self._upsert_first = threading.Lock()
@@ -404,6 +406,7 @@ class DerivedIndexes:
                 with index.exclusive():  # Chroma's file, opened by a second SQLite library in this process
                     vector_files.purge_queue(index.path, self._store.existing)
         self._store.purge_deleted_text()
+        self._postings.erase()
         self._store.clear_erase_pending()
         self._store.checkpoint()
 

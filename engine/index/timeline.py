@@ -33,6 +33,8 @@ class TimelineIndex:
         self._entity_of: dict[str, str] = {}
         self._pending: dict[str, list[tuple[int, str]]] = {}
         self._removed: dict[str, set[str]] = {}
+        self._sizes: dict[str, int] = {}  # memories per entity (entities with none are left out)
+        self._names: tuple[str, ...] | None = None  # `entities()`, until an entity comes or goes
         self._build(rows)
 
     def _build(self, rows: Iterable[tuple[str, int, str]]) -> None:
@@ -57,16 +59,29 @@ class TimelineIndex:
             name = str(names[codes[start]])
             self._lines[name] = _Line(time_arr[start:end].copy(), id_arr[start:end].copy())
         self._entity_of = dict(zip(ids, entities, strict=True))
+        self._sizes = {name: len(line.ids) for name, line in self._lines.items()}
+
+    def _count(self, entity_id: str, change: int) -> None:
+        """One memory more or fewer for the entity (under the lock)."""
+        size = self._sizes.get(entity_id, 0) + change
+        if size > 0:
+            self._sizes[entity_id] = size
+        else:
+            self._sizes.pop(entity_id, None)
+        if size == 0 or size == change:  # the entity went, or came
+            self._names = None
 
     def add(self, entity_id: str, created_at_us: int, memory_id: str) -> None:
         with self._lock:
             previous = self._entity_of.get(memory_id)
             if previous is not None:  # already on a timeline: this add moves it
+                self._count(previous, -1)
                 self._removed.setdefault(previous, set()).add(memory_id)
                 pending = self._pending.get(previous)
                 if pending:
                     self._pending[previous] = [p for p in pending if p[1] != memory_id]
             self._entity_of[memory_id] = entity_id
+            self._count(entity_id, 1)
             self._pending.setdefault(entity_id, []).append((created_at_us, memory_id))
 
     def remove(self, memory_ids: Iterable[str]) -> None:
@@ -75,6 +90,7 @@ class TimelineIndex:
                 entity_id = self._entity_of.pop(memory_id, None)
                 if entity_id is None:
                     continue
+                self._count(entity_id, -1)
                 pending = self._pending.get(entity_id)
                 if pending:
                     self._pending[entity_id] = [p for p in pending if p[1] != memory_id]
@@ -135,10 +151,13 @@ class TimelineIndex:
         """Whether any memory of this entity is on the timeline."""
         return self._line(entity_id) is not None
 
-    def entities(self) -> list[str]:
+    def entities(self) -> tuple[str, ...]:
+        """Every entity with a memory, sorted: the same tuple until an entity comes or goes (a recall reads it,
+        and walking every entity per recall grew with the store)."""
         with self._lock:
-            names = set(self._lines) | set(self._pending)
-        return sorted(name for name in names if self._line(name) is not None)
+            if self._names is None:
+                self._names = tuple(sorted(self._sizes))
+            return self._names
 
     def __len__(self) -> int:
         with self._lock:

@@ -21,11 +21,18 @@ def name_words(entity: str) -> frozenset[str]:
     return frozenset(terms(entity.replace("_", " ")))
 
 
+@lru_cache(maxsize=2)
+def _all_name_words(entities: tuple[str, ...]) -> frozenset[str]:
+    """Every word of every entity's name: made once per set of entities (the timeline hands out the same tuple
+    until an entity comes or goes), not per recall."""
+    return frozenset(w for e in entities for w in name_words(e))
+
+
 def unnamed(cue: str, entities: Iterable[str]) -> str | None:
     """`cue` without its words that name one of `entities` (a possessive goes with the name: "Melanie's");
     None when it names none of them, or when no content word would be left ("What did Melanie say?")."""
     asked = set(terms(cue))
-    names = {w for e in entities for w in name_words(e) if w in asked}
+    names = asked & _all_name_words(entities if isinstance(entities, tuple) else tuple(entities))
     if not names:
         return None
     kept = " ".join(word for word in cue.split() if not names.intersection(terms(word)))

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from engine.models import Edge, Memory, MemoryKind
+from engine.store.lexical import LexicalDump
 from engine.store.rows import (
     AlsoWrite,
     CandidateColumns,
@@ -333,6 +334,12 @@ class FullTextStorage(Protocol):
 
     def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
         """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
+        ...
+
+    def lexical_dump(self) -> LexicalDump:
+        """The whole lexical index (each row number's memory id, both tables' postings and row lengths), read
+        in one read transaction with the change number it was read at: what engine/index/lexical_segment.py
+        builds its arrays from when it has none (or a damaged one)."""
         ...
 
     def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:

@@ -5,6 +5,11 @@ A SQLite data dir has one owner (engine/lock.py). A PostgreSQL store has none: a
 to it at once. Each of them keeps its derived indexes, the vector index included, to itself, rebuilt from
 the database when it opens, in its own folder: `data_dir` if given (one engine at a time), else a private
 temporary folder removed on close.
+
+Each tenant (engine/tenancy.py) has a store of its own: the tenant `default` is the data dir (or the database's
+`public` schema) as it was before tenants, so existing stores open unchanged; tenant T is the data dir
+`<data dir>/tenants/T` (or the schema `tenant_T`, its derived indexes under `<data dir>/tenants/T` or a
+temporary folder).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from engine.errors import StoreError
 from engine.lock import DataDirLock
 from engine.store.interface import Storage
 from engine.store.records import make_private_dir, open_record_store
+from engine.tenancy import DEFAULT_TENANT, is_tenant_name, tenant_name
 
 DATABASE_ENV = "HEBBS_DATABASE_URL"
+TENANTS_DIRNAME = "tenants"
 
 
 class Owner(Protocol):
@@ -64,9 +71,35 @@ def _lock(folder: Path) -> Owner:
         raise StoreError(f"cannot open data directory {folder}: {exc}") from exc
 
 
-def open_storage(data_dir: str | Path | None, database: str | None) -> tuple[Owner, Storage, Path]:
-    """(what the engine holds until closed, the record store, the folder of its derived indexes). Without a
-    `data_dir` or `database`, `HEBBS_DATABASE_URL` if set, else the default data dir."""
+def tenant_folder(data_dir: Path, tenant: str) -> Path:
+    """Where a tenant's files live under a data dir: the data dir itself for `default`."""
+    return data_dir if tenant == DEFAULT_TENANT else data_dir / TENANTS_DIRNAME / tenant_name(tenant)
+
+
+def tenant_schema(tenant: str) -> str | None:
+    """The PostgreSQL schema of a tenant's tables: None (the database's own, `public`) for `default`."""
+    return None if tenant == DEFAULT_TENANT else f"tenant_{tenant_name(tenant)}"
+
+
+def known_tenants(data_dir: str | Path | None, database: str | None) -> list[str]:
+    """The tenants that have a store: `default` first, then the others by name."""
+    found: set[str] = set()
+    if database is not None:
+        from engine.store.postgres.connection import tenant_schemas
+
+        found = {name.removeprefix("tenant_") for name in tenant_schemas(database)}
+    else:
+        folder = (Path(data_dir) if data_dir is not None else config.default_data_dir()) / TENANTS_DIRNAME
+        if folder.is_dir():
+            found = {p.name for p in folder.iterdir() if (p / config.RECORDS_FILENAME).exists()}
+    return [DEFAULT_TENANT, *sorted(name for name in found - {DEFAULT_TENANT} if is_tenant_name(name))]
+
+
+def open_storage(data_dir: str | Path | None, database: str | None, tenant: str = DEFAULT_TENANT
+                 ) -> tuple[Owner, Storage, Path]:
+    """(what the engine holds until closed, the tenant's record store, the folder of its derived indexes).
+    Without a `data_dir` or `database`, `HEBBS_DATABASE_URL` if set, else the default data dir."""
+    tenant = tenant_name(tenant)
     if database is None and data_dir is None:
         database = default_database()
     if database is not None:
@@ -74,10 +107,10 @@ def open_storage(data_dir: str | Path | None, database: str | None) -> tuple[Own
             raise StoreError(f"not a PostgreSQL URL: {database!r} (expected postgresql://user@host:port/db)")
         from engine.store.postgres import PostgresStore
 
-        owner: Owner = _Scratch() if data_dir is None else _lock(Path(data_dir))
-        folder = owner.path if isinstance(owner, _Scratch) else Path(data_dir or "")
+        owner: Owner = _Scratch() if data_dir is None else _lock(tenant_folder(Path(data_dir), tenant))
+        folder = owner.path if isinstance(owner, _Scratch) else tenant_folder(Path(data_dir or ""), tenant)
         try:
-            store: Storage = PostgresStore(database)
+            store: Storage = PostgresStore(database, schema=tenant_schema(tenant))
         except BaseException:
             owner.release()
             raise
@@ -85,7 +118,7 @@ def open_storage(data_dir: str | Path | None, database: str | None) -> tuple[Own
         # process's own: engine/store/postgres/reads.py `VectorSync`).
         shutil.rmtree(folder / config.VECTOR_DIRNAME, ignore_errors=True)
         return owner, store, folder
-    folder = Path(data_dir) if data_dir is not None else config.default_data_dir()
+    folder = tenant_folder(Path(data_dir) if data_dir is not None else config.default_data_dir(), tenant)
     owner = _lock(folder)
     try:
         store = open_record_store(folder / config.RECORDS_FILENAME)

@@ -18,6 +18,7 @@ from engine import config
 from engine.api import IngestRequest
 from engine.errors import IngestError
 from engine.ingest.summary import IngestSummary
+from engine.tenancy import DEFAULT_TENANT
 from interfaces.cli.options import common_options
 from interfaces.cli.output import json_text, plain
 
@@ -56,11 +57,11 @@ def index_command(paths: Sequence[Path], extractor: str | None, file_seconds: fl
     if obj.get("server"):  # the server reads the paths from its own file system (the same machine)
         from interfaces.client import RemoteEngine
 
-        with RemoteEngine(obj["server"]) as remote:
+        with RemoteEngine(obj["server"], tenant=obj["tenant"]) as remote:
             summary_dict = remote.handle(request)
         click.echo(json_text(summary_dict))
         return
-    opened = MemoryEngine(obj["data_dir"], database=obj["database"])
+    opened = MemoryEngine(obj["data_dir"], database=obj["database"], tenant=obj["tenant"] or DEFAULT_TENANT)
     with opened as engine, _progress(enabled=not json_mode) as progress:
         summary = engine.ingest(request.paths, progress=progress, extractor=request.extractor,
                                 file_seconds=request.file_seconds)

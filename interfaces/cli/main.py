@@ -39,6 +39,7 @@ from interfaces.cli.options import (
     field_option,
     format_option,
     server_option,
+    tenant_option,
 )
 from interfaces.cli.output import cell, ensure_utf8_streams, plain
 from interfaces.cli.retention import policy, print_forgotten, sweep
@@ -95,9 +96,11 @@ _run, _json_mode, _emit_json = run_request, json_mode, emit_json
 @data_dir_option
 @database_option
 @server_option
+@tenant_option
 @format_option
 @click.version_option(package_name="hebbs-workbench")
-def main(data_dir: Path | None, database: str | None, server: str | None, fmt: str | None) -> None:
+def main(data_dir: Path | None, database: str | None, server: str | None, tenant: str | None, fmt: str | None
+         ) -> None:
     """hebbs: a memory engine for AI agents (remember, recall, revise, forget)."""
 
 

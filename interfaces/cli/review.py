@@ -16,22 +16,15 @@ from engine.api import parse_request
 from engine.api.reviews import InsightsRequest, ReflectRequest
 from interfaces.cli.options import common_options, field_option
 from interfaces.cli.output import cell, json_text, plain
+from interfaces.cli.running import engine
 
 
 def _call(op: str, fields: dict[str, Any]) -> dict[str, Any]:
     """Run one request on the data dir's engine (or the server of --server); the response as a dict."""
     obj = click.get_current_context().obj
     request = parse_request(op, {k: v for k, v in fields.items() if v is not None})
-    if obj.get("server"):
-        from interfaces.client import RemoteEngine
-
-        engine: Any = RemoteEngine(obj["server"])
-    else:
-        from engine.facade import MemoryEngine
-
-        engine = MemoryEngine(obj["data_dir"])
-    with engine:
-        reply: dict[str, Any] = engine.handle(request).to_dict()
+    with engine() as opened:
+        reply: dict[str, Any] = opened.handle(request).to_dict()
     if obj["format"] == "json":
         click.echo(json_text(reply))
     return reply

@@ -12,15 +12,17 @@ from interfaces.cli.output import json_text
 
 
 def engine() -> Any:
-    """The data dir's engine, or with `--server` / HEBBS_SERVER the running server that owns it."""
+    """The engine of the --tenant's memories in the data dir or database, or with `--server` / HEBBS_SERVER the
+    running server that owns them."""
     obj = click.get_current_context().obj
     if obj.get("server"):
         from interfaces.client import RemoteEngine
 
-        return RemoteEngine(obj["server"])
+        return RemoteEngine(obj["server"], tenant=obj["tenant"])
     from engine.facade import MemoryEngine
+    from engine.tenancy import DEFAULT_TENANT
 
-    return MemoryEngine(obj["data_dir"], database=obj["database"])
+    return MemoryEngine(obj["data_dir"], database=obj["database"], tenant=obj["tenant"] or DEFAULT_TENANT)
 
 
 def run_request(request: Request) -> Any:

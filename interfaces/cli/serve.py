@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from engine import config
+from engine.tenancy import DEFAULT_TENANT
 from interfaces.auth import KeyRing
 from interfaces.cli.options import common_options
 
@@ -83,11 +84,16 @@ def keys() -> None:
 
 @keys.command(name="create")
 @click.option("--name", default="default", show_default=True, help="A label to recognise the key by.")
+@click.option("--admin", is_flag=True, help="An admin key: it may use every tenant (X-Hebbs-Tenant / tenant_id "
+              "chooses; default `default`). Without it the key is bound to --tenant (default `default`).")
 @common_options
-def keys_create(name: str) -> None:
-    """Make a new key and print it once (it cannot be shown again)."""
+def keys_create(name: str, admin: bool) -> None:
+    """Make a new key of one tenant (--tenant), or an admin key, and print it once (it cannot be shown again)."""
+    tenant = click.get_current_context().obj["tenant"]
+    if admin and tenant is not None:
+        raise click.UsageError("--admin and --tenant exclude each other: an admin key uses every tenant")
     with _ring() as ring:
-        record, key = ring.create(name)
+        record, key = ring.create(name, None if admin else tenant or DEFAULT_TENANT)
     if _json():
         click.echo(json.dumps({**record.public(), "key": key}, indent=2))
     else:
@@ -98,7 +104,7 @@ def keys_create(name: str) -> None:
 @keys.command(name="list")
 @common_options
 def keys_list() -> None:
-    """The keys' ids, names and creation times (never the keys)."""
+    """The keys' ids, tenants (`*` for an admin key), names and creation times (never the keys)."""
     with _ring() as ring:
         records = [r.public() for r in ring.records()]
     if _json():
@@ -107,7 +113,7 @@ def keys_list() -> None:
     if not records:
         click.echo("no API keys yet: `hebbs serve` makes one on first start, or `hebbs keys create`")
     for r in records:
-        click.echo(f"{r['id']}  {r['created_at']}  {r['name']}")
+        click.echo(f"{r['id']}  {r['created_at']}  {'*' if r['admin'] else r['tenant']}  {r['name']}")
 
 
 @keys.command(name="revoke")

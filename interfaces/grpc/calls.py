@@ -1,4 +1,6 @@
-"""The wrapper every unary RPC runs in: authorise the call, run it, and map errors to gRPC status codes."""
+"""The wrapper every unary RPC runs in: authorise the call and choose its tenant, run it, and map errors to gRPC
+status codes. The tenant is the request's `tenant_id` (what the official SDK sets from `HebbsClient(tenant_id=)`),
+else the key's own (`HebbsService.authorize`); the method gets it as an argument, so it cannot run without one."""
 
 from __future__ import annotations
 
@@ -16,15 +18,20 @@ from interfaces.service import HebbsService
 log = logging.getLogger("hebbs.grpc")
 
 
-def rpc(method: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
-    """Authorise the call, run it, and turn errors into gRPC status codes (never INTERNAL for bad input)."""
+def authorize(service: HebbsService, request: Any, context: grpc.ServicerContext) -> str:
+    """The tenant a call is served for (its key and its `tenant_id`), or the refusal (a `HebbsError`)."""
+    key = bearer_token(dict(context.invocation_metadata()).get("authorization"))
+    return service.authorize(key, getattr(request, "tenant_id", None) or None)
+
+
+def rpc(method: Callable[[Any, Any, Any, str], Any]) -> Callable[[Any, Any, Any], Any]:
+    """Authorise the call, run it for its tenant, and turn errors into gRPC status codes (never INTERNAL for bad
+    input)."""
 
     def wrapped(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
         service: HebbsService = self.service
         try:
-            metadata = dict(context.invocation_metadata())
-            service.authorize(bearer_token(metadata.get("authorization")))
-            return method(self, request, context)
+            return method(self, request, context, authorize(service, request, context))
         except HebbsError as exc:
             context.abort(getattr(grpc.StatusCode, outcome_of(exc).grpc_status), str(exc))
         except Exception as exc:  # a bug: report it without a traceback on the wire

@@ -54,14 +54,14 @@ class ReflectServicer(pb_grpc.ReflectServiceServicer):
         self.service = service
 
     @_rpc
-    def Reflect(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC method names)
-        done = self.service.call("reflect", _scope(request))
+    def Reflect(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802 (gRPC method names)
+        done = self.service.call(tenant, "reflect", _scope(request))
         return pb.ReflectResponse(insights_created=len(done.insights), clusters_found=done.clusters_found,
                                   clusters_processed=done.clusters_processed,
                                   memories_processed=done.memories_processed)
 
     @_rpc
-    def GetInsights(self, request: Any, context: Any) -> Any:  # noqa: N802
+    def GetInsights(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
         fields: dict[str, Any] = {}
         if request.HasField("entity_id") and request.entity_id:
             fields["entity_id"] = request.entity_id
@@ -69,12 +69,12 @@ class ReflectServicer(pb_grpc.ReflectServiceServicer):
             fields["min_confidence"] = request.min_confidence
         if request.HasField("max_results"):
             fields["max_results"] = request.max_results
-        found = self.service.call("insights", fields)
+        found = self.service.call(tenant, "insights", fields)
         return pb.GetInsightsResponse(insights=[insight_to_proto(i) for i in found.insights])
 
     @_rpc
-    def ReflectPrepare(self, request: Any, context: Any) -> Any:  # noqa: N802
-        prepared = self.service.call("reflect_prepare", _scope(request))
+    def ReflectPrepare(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        prepared = self.service.call(tenant, "reflect_prepare", _scope(request))
         clusters = []
         for c in prepared.clusters:
             listed = "\n".join(f"[{m.id}] {m.content}" for m in c.memories)
@@ -93,7 +93,7 @@ class ReflectServicer(pb_grpc.ReflectServiceServicer):
                                          existing_insight_count=prepared.existing_insight_count)
 
     @_rpc
-    def ReflectCommit(self, request: Any, context: Any) -> Any:  # noqa: N802
+    def ReflectCommit(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
         insights = []
         for item in request.insights:
             fields: dict[str, Any] = {"content": item.content, "confidence": item.confidence,
@@ -101,12 +101,12 @@ class ReflectServicer(pb_grpc.ReflectServiceServicer):
             if item.HasField("cluster_id"):
                 fields["cluster_id"] = item.cluster_id
             insights.append(fields)
-        done = self.service.call("reflect_commit", {"session_id": request.session_id, "insights": insights})
+        done = self.service.call(tenant, "reflect_commit", {"session_id": request.session_id, "insights": insights})
         return pb.ReflectCommitResponse(insights_created=len(done.insights))
 
     @_rpc
-    def ContradictionPrepare(self, request: Any, context: Any) -> Any:  # noqa: N802
-        found = self.service.call("contradiction_prepare", {})
+    def ContradictionPrepare(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        found = self.service.call(tenant, "contradiction_prepare", {})
         return pb.ContradictionPrepareResponse(candidates=[
             pb.PendingContradictionProto(
                 pending_id=c.pending_id, memory_id_a=c.memory_a, memory_id_b=c.memory_b,
@@ -118,13 +118,13 @@ class ReflectServicer(pb_grpc.ReflectServiceServicer):
         ])
 
     @_rpc
-    def ContradictionCommit(self, request: Any, context: Any) -> Any:  # noqa: N802
+    def ContradictionCommit(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
         verdicts = []
         for v in request.verdicts:
             fields: dict[str, Any] = {"pending_id": v.pending_id, "verdict": v.verdict, "confidence": v.confidence}
             if v.HasField("reasoning"):
                 fields["reasoning"] = v.reasoning
             verdicts.append(fields)
-        done = self.service.call("contradiction_commit", {"verdicts": verdicts})
+        done = self.service.call(tenant, "contradiction_commit", {"verdicts": verdicts})
         return pb.ContradictionCommitResponse(contradictions_confirmed=done.contradictions_confirmed,
                                               revisions_created=done.revisions_created, dismissed=done.dismissed)

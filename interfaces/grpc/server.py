@@ -33,42 +33,42 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         self.service = service
 
     @_rpc
-    def Remember(self, request: Any, context: Any) -> Any:  # noqa: N802 (gRPC method names)
-        memory = self.service.call("remember", convert.remember_fields(request))
+    def Remember(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802 (gRPC method names)
+        memory = self.service.call(tenant, "remember", convert.remember_fields(request))
         return pb.RememberResponse(memory=convert.memory_to_proto(memory))
 
     @_rpc
-    def Get(self, request: Any, context: Any) -> Any:  # noqa: N802
-        memory = self.service.call("get", {"memory_id": convert.memory_id(request.memory_id)})
+    def Get(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        memory = self.service.call(tenant, "get", {"memory_id": convert.memory_id(request.memory_id)})
         return pb.GetResponse(memory=convert.memory_to_proto(memory))
 
     @_rpc
-    def Recall(self, request: Any, context: Any) -> Any:  # noqa: N802
-        response = self.service.call("recall", convert.recall_fields(request))
+    def Recall(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        response = self.service.call(tenant, "recall", convert.recall_fields(request))
         return pb.RecallResponse(results=[convert.result_to_proto(r) for r in response.results])
 
     @_rpc
-    def Prime(self, request: Any, context: Any) -> Any:  # noqa: N802
-        response = self.service.call("prime", convert.prime_fields(request))
+    def Prime(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        response = self.service.call(tenant, "prime", convert.prime_fields(request))
         results = [convert.result_to_proto(r) for r in response.results]
         similar = sum(1 for r in response.results if any(d.strategy.value == "similarity" for d in r.strategy_details))
         return pb.PrimeResponse(results=results, temporal_count=len(results) - similar, similarity_count=similar)
 
     @_rpc
-    def Revise(self, request: Any, context: Any) -> Any:  # noqa: N802
-        memory = self.service.call("revise", convert.revise_fields(request))
+    def Revise(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        memory = self.service.call(tenant, "revise", convert.revise_fields(request))
         return pb.ReviseResponse(memory=convert.memory_to_proto(memory))
 
     @_rpc
-    def Forget(self, request: Any, context: Any) -> Any:  # noqa: N802
+    def Forget(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
         fields = convert.forget_fields(request, self.service.engine.clock.now())
-        response = self.service.call("forget", fields)
+        response = self.service.call(tenant, "forget", fields)
         return pb.ForgetResponse(forgotten_count=len(response.forgotten), cascade_count=response.cascade_count,
                                  tombstone_count=response.tombstone_count)
 
     @_rpc
-    def SetPolicy(self, request: Any, context: Any) -> Any:  # noqa: N802
-        self.service.call("set_policy", convert.policy_fields(request))
+    def SetPolicy(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
+        self.service.call(tenant, "set_policy", convert.policy_fields(request))
         return pb.SetPolicyResponse(applied=True)
 
 

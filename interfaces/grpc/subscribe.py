@@ -22,6 +22,7 @@ from engine.errors import HebbsError, MemoryNotFoundError
 from interfaces.auth import bearer_token
 from interfaces.errors import outcome_of
 from interfaces.grpc import convert
+from interfaces.grpc.calls import authorize
 from interfaces.grpc.calls import rpc as _rpc
 from interfaces.service import HebbsService
 
@@ -38,8 +39,9 @@ class SubscribeServicer(pb_grpc.SubscribeServiceServicer):
     def Subscribe(self, request: Any, context: Any) -> Iterator[Any]:  # noqa: N802
         hub = self.service.subscriptions
         try:
-            self.service.authorize(bearer_token(dict(context.invocation_metadata()).get("authorization")))
-            sub = hub.open(_owner(self.service, context), SubscribeRequest.parse(convert.subscribe_fields(request)))
+            tenant = authorize(self.service, request, context)
+            sub = hub.open(_owner(self.service, context), SubscribeRequest.parse(convert.subscribe_fields(request)),
+                           tenant)
         except HebbsError as exc:
             context.abort(getattr(grpc.StatusCode, outcome_of(exc).grpc_status), str(exc))
         ready = threading.Event()
@@ -59,13 +61,13 @@ class SubscribeServicer(pb_grpc.SubscribeServiceServicer):
             context.set_trailing_metadata((("hebbs-dropped", str(sub.stream.dropped)),))
 
     @_rpc
-    def Feed(self, request: Any, context: Any) -> Any:  # noqa: N802
+    def Feed(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
         self.service.subscriptions.feed(request.subscription_id, _owner(self.service, context),
                                         FeedRequest.parse({"text": request.text}))
         return pb.FeedResponse()
 
     @_rpc
-    def CloseSubscription(self, request: Any, context: Any) -> Any:  # noqa: N802
+    def CloseSubscription(self, request: Any, context: Any, tenant: str) -> Any:  # noqa: N802
         if not self.service.subscriptions.close(request.subscription_id, _owner(self.service, context)):
             raise MemoryNotFoundError(f"no open subscription {request.subscription_id}")
         return pb.CloseSubscriptionResponse()

@@ -12,12 +12,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, File, Header, Query, Response, UploadFile
+from fastapi import FastAPI, File, Header, Query, Response, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.requests import Request
 from fastapi.responses import HTMLResponse, JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -40,6 +39,7 @@ from interfaces.http.schemas import (
     SweepBody,
 )
 from interfaces.http.subscribe import add_subscribe_routes
+from interfaces.http.tenant import Tenant
 from interfaces.http.uploads import save_uploads, upload_name
 from interfaces.http.wire import forget_to_wire, memory_to_wire, recall_to_wire
 from interfaces.service import VERSION, HebbsService, PartialWriteError
@@ -48,7 +48,7 @@ log = logging.getLogger("hebbs.http")
 
 IDEMPOTENCY_HELP = (f"Any text up to {config.IDEMPOTENCY_KEY_BYTES} bytes, new per write: a retry with the same "
                     "key gets the first reply instead of storing again.")
-_bearer = HTTPBearer(auto_error=False, description="An API key: `hebbs keys create` (or HEBBS_API_KEY).")
+
 
 
 def _error(status: int, message: str, stored: dict[str, Any] | None = None) -> JSONResponse:
@@ -124,10 +124,7 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
         log.exception("unexpected error")
         return _error(500, f"internal error: {type(exc).__name__}", _stored(request, exc))
 
-    def authorized(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
-        service.authorize(creds.credentials if creds else None)
-
-    guarded = [Depends(authorized)]
+    app.state.service = service  # what `Tenant` authorises against
     call = service.call
 
     # --- health (no key needed) ----------------------------------------------------------------------
@@ -150,8 +147,8 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
                 "uptime_seconds": round(service.uptime_seconds(), 3), **counts}
 
     # --- memories ------------------------------------------------------------------------------------
-    @app.post("/v1/memories", tags=["memories"], dependencies=guarded, status_code=201)
-    def remember(body: MemoryBody, response: Response,
+    @app.post("/v1/memories", tags=["memories"], status_code=201)
+    def remember(tenant: Tenant, body: MemoryBody, response: Response,
                  idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_HELP)] = None) -> dict[str, Any]:
         """Remember one memory, or a batch (`{"items": [...]}`, capped at config.MAX_BATCH_ITEMS; a batch over
         config.WRITE_CHUNK_ITEMS is committed in chunks, and a failure says what was stored)."""
@@ -159,16 +156,17 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
 
         def run() -> dict[str, Any]:
             if "items" in fields:
-                return {"memories": [memory_to_wire(m) for m in call("remember_many", fields).memories]}
-            return memory_to_wire(call("remember", fields))
+                return {"memories": [memory_to_wire(m) for m in call(tenant, "remember_many", fields).memories]}
+            return memory_to_wire(call(tenant, "remember", fields))
 
-        reply, replayed = service.once(idempotency_key, "remember", run)
+        reply, replayed = service.once(tenant, idempotency_key, "remember", run)
         if replayed:
             response.headers["Idempotent-Replayed"] = "true"
         return reply
 
-    @app.get("/v1/memories", tags=["memories"], dependencies=guarded)
+    @app.get("/v1/memories", tags=["memories"])
     def list_memories(
+        tenant: Tenant,
         entity_id: str | None = None,
         kind: str | None = None,
         time_range: str | None = None,
@@ -180,92 +178,94 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
         """Memories filtered by entity, kind, time and importance, newest first, one page with the total."""
         given = {"entity_id": entity_id, "kind": kind, "time_range": time_range, "min_importance": min_importance,
                  "limit": limit, "offset": offset}
-        page = call("list", {**{k: v for k, v in given.items() if v is not None},
+        page = call(tenant, "list", {**{k: v for k, v in given.items() if v is not None},
                              "include_revisions": include_revisions})
         return {**page.to_dict(), "memories": [memory_to_wire(m) for m in page.memories]}
 
-    @app.get("/v1/memories/{memory_id}", tags=["memories"], dependencies=guarded)
-    def get(memory_id: str) -> dict[str, Any]:
-        return memory_to_wire(call("get", {"memory_id": memory_id}))
+    @app.get("/v1/memories/{memory_id}", tags=["memories"])
+    def get(tenant: Tenant, memory_id: str) -> dict[str, Any]:
+        return memory_to_wire(call(tenant, "get", {"memory_id": memory_id}))
 
-    @app.put("/v1/memories/{memory_id}", tags=["memories"], dependencies=guarded)
-    def revise(memory_id: str, body: ReviseBody) -> dict[str, Any]:
+    @app.put("/v1/memories/{memory_id}", tags=["memories"])
+    def revise(tenant: Tenant, memory_id: str, body: ReviseBody) -> dict[str, Any]:
         """Change a memory in place; the old state is kept as a linked revision."""
-        return memory_to_wire(call("revise", {**body.fields(), "memory_id": memory_id}))
+        return memory_to_wire(call(tenant, "revise", {**body.fields(), "memory_id": memory_id}))
 
-    @app.delete("/v1/memories/{memory_id}", tags=["memories"], dependencies=guarded)
-    def delete(memory_id: str) -> dict[str, Any]:
-        return forget_to_wire(call("forget", {"memory_ids": [memory_id]}))
+    @app.delete("/v1/memories/{memory_id}", tags=["memories"])
+    def delete(tenant: Tenant, memory_id: str) -> dict[str, Any]:
+        return forget_to_wire(call(tenant, "forget", {"memory_ids": [memory_id]}))
 
-    @app.post("/v1/forget", tags=["memories"], dependencies=guarded)
-    def forget(body: ForgetBody) -> dict[str, Any]:
+    @app.post("/v1/forget", tags=["memories"])
+    def forget(tenant: Tenant, body: ForgetBody) -> dict[str, Any]:
         """Forget memories by id, every memory of an entity, or those matching criteria (not_accessed_since,
         access_count_below, kind, decay_score_below): everything given is ANDed. `dry_run: true` lists what
         would go and changes nothing. A forget by criteria leaves tombstones (GET /v1/tombstones)."""
-        return forget_to_wire(call("forget", _renamed(body.fields(), {"ids": "memory_ids"})))
+        return forget_to_wire(call(tenant, "forget", _renamed(body.fields(), {"ids": "memory_ids"})))
 
     # --- policy ----------------------------------------------------------------------------------------
-    @app.get("/v1/policy", tags=["policy"], dependencies=guarded)
-    def get_policy() -> dict[str, Any]:
+    @app.get("/v1/policy", tags=["policy"])
+    def get_policy(tenant: Tenant) -> dict[str, Any]:
         """The tenant's policy: decay half-life, auto-forget threshold, snapshots kept per memory."""
-        return dict(call("get_policy", {}).to_dict())
+        return dict(call(tenant, "get_policy", {}).to_dict())
 
-    @app.put("/v1/policy", tags=["policy"], dependencies=guarded)
-    def set_policy(body: PolicyBody) -> dict[str, Any]:
+    @app.put("/v1/policy", tags=["policy"])
+    def set_policy(tenant: Tenant, body: PolicyBody) -> dict[str, Any]:
         """Change the tenant's policy (the official SDK's set_policy); values left out are kept."""
-        return dict(call("set_policy", body.fields()).to_dict())
+        return dict(call(tenant, "set_policy", body.fields()).to_dict())
 
-    @app.post("/v1/sweep", tags=["policy"], dependencies=guarded)
-    def sweep(body: SweepBody) -> dict[str, Any]:
+    @app.post("/v1/sweep", tags=["policy"])
+    def sweep(tenant: Tenant, body: SweepBody) -> dict[str, Any]:
         """The auto-forget sweep: forget every memory whose decay score is below the policy's
         auto_forget_threshold, leaving tombstones; `dry_run: true` lists them and changes nothing."""
-        return forget_to_wire(call("sweep", body.fields()))
+        return forget_to_wire(call(tenant, "sweep", body.fields()))
 
-    @app.get("/v1/tombstones", tags=["policy"], dependencies=guarded)
-    def tombstones(limit: Annotated[int, Query(ge=1, le=config.MAX_LIST_LIMIT)] = 100) -> dict[str, Any]:
+    @app.get("/v1/tombstones", tags=["policy"])
+    def tombstones(tenant: Tenant,
+                   limit: Annotated[int, Query(ge=1, le=config.MAX_LIST_LIMIT)] = 100) -> dict[str, Any]:
         """What is left of memories forgotten by criteria or by the sweep, newest first: id, time, reason
         and the SHA-256 of the content (never the content)."""
         with service.reading():
-            stones = service.engine.retention.tombstones.newest(limit)
+            stones = service.engine_of(tenant).retention.tombstones.newest(limit)
         return {"tombstones": [t.to_dict() for t in stones], "count": len(stones)}
 
-    @app.post("/v1/memories/{memory_id}/edges", tags=["memories"], dependencies=guarded, status_code=201)
-    def add_edges(memory_id: str, body: EdgesBody) -> dict[str, Any]:
+    @app.post("/v1/memories/{memory_id}/edges", tags=["memories"], status_code=201)
+    def add_edges(tenant: Tenant, memory_id: str, body: EdgesBody) -> dict[str, Any]:
         """Edges from this memory to others: `{"edges": [{"target", "type", "confidence"}]}` or TARGET:TYPE[:CONF]."""
-        return call("add_edges", {"source": memory_id, "edges": body.edges}).to_dict()
+        return call(tenant, "add_edges", {"source": memory_id, "edges": body.edges}).to_dict()
 
     # --- recall --------------------------------------------------------------------------------------
-    def recall(body: RecallBody) -> dict[str, Any]:
+    def recall(tenant: Tenant, body: RecallBody) -> dict[str, Any]:
         """Recall memories for a cue with one or more strategies, ranked by the composite score; each
         result carries `score`, its four `signals` and every strategy's `strategy_details`."""
-        return recall_to_wire(call("recall", _renamed(body.fields(), {"strategy": "strategies"})))
+        return recall_to_wire(call(tenant, "recall", _renamed(body.fields(), {"strategy": "strategies"})))
 
-    app.post("/v1/memories/recall", tags=["recall"], dependencies=guarded)(recall)
-    app.post("/v1/recall", tags=["recall"], dependencies=guarded)(recall)
+    app.post("/v1/memories/recall", tags=["recall"])(recall)
+    app.post("/v1/recall", tags=["recall"])(recall)
 
-    @app.post("/v1/rescore", tags=["recall"], dependencies=guarded)
-    def rescore(body: RescoreBody) -> dict[str, Any]:
+    @app.post("/v1/rescore", tags=["recall"])
+    def rescore(tenant: Tenant, body: RescoreBody) -> dict[str, Any]:
         """Re-rank results already retrieved under new weights: no retrieval, no access counted."""
-        return recall_to_wire(call("rescore", body.fields()))
+        return recall_to_wire(call(tenant, "rescore", body.fields()))
 
-    @app.post("/v1/prime", tags=["recall"], dependencies=guarded)
-    def prime(body: PrimeBody) -> dict[str, Any]:
+    @app.post("/v1/prime", tags=["recall"])
+    def prime(tenant: Tenant, body: PrimeBody) -> dict[str, Any]:
         """An entity's memories ranked by an optional cue: context to prime an agent with."""
         fields = _renamed(body.fields(), {"similarity_cue": "cue", "max_memories": "top_k"})
-        return recall_to_wire(call("prime", fields))
+        return recall_to_wire(call(tenant, "prime", fields))
 
     # --- documents -----------------------------------------------------------------------------------
-    @app.post("/v1/index", tags=["documents"], dependencies=guarded)
-    def index(body: IndexBody) -> dict[str, Any]:
+    @app.post("/v1/index", tags=["documents"])
+    def index(tenant: Tenant, body: IndexBody) -> dict[str, Any]:
         """Index files or folders on the server's own file system, under its --index-root folders only (none
         configured: refused with 403)."""
         request = parse_request("ingest", body.fields())
         assert isinstance(request, IngestRequest)
         service.check_index_paths(request.paths)
-        return call("ingest", body.fields()).to_dict()
+        return call(tenant, "ingest", body.fields()).to_dict()
 
-    @app.post("/v1/upload", tags=["documents"], dependencies=guarded)
+    @app.post("/v1/upload", tags=["documents"])
     def upload(
+        tenant: Tenant,
         files: Annotated[list[UploadFile], File(description="Markdown, text or JSON chats.")],
         response: Response,
         idempotency_key: Annotated[str | None, Header(description=IDEMPOTENCY_HELP)] = None,
@@ -276,38 +276,40 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
         def run() -> dict[str, Any]:
             names = [upload_name(item.filename) for item in files]
             with service.writing():
-                saved = save_uploads(service.engine.data_dir, [(n, f.file) for n, f in zip(names, files, strict=True)])
-                summary = call("ingest", {"paths": [str(p) for p in saved]}).to_dict()
+                saved = save_uploads(service.engine_of(tenant).data_dir,
+                                     [(n, f.file) for n, f in zip(names, files, strict=True)])
+                summary = call(tenant, "ingest", {"paths": [str(p) for p in saved]}).to_dict()
             return {"uploaded": len(names), "files": [str(n) for n in names], **summary}
 
-        reply, replayed = service.once(idempotency_key, "upload", run)
+        reply, replayed = service.once(tenant, idempotency_key, "upload", run)
         if replayed:
             response.headers["Idempotent-Replayed"] = "true"
         return reply
 
     # --- graph, entities, stats ------------------------------------------------------------------------
-    @app.get("/v1/graph/{memory_id}", tags=["graph"], dependencies=guarded)
+    @app.get("/v1/graph/{memory_id}", tags=["graph"])
     def graph(
+        tenant: Tenant,
         memory_id: str, depth: int | None = None, max_nodes: int | None = None, edge_types: str | None = None
     ) -> dict[str, Any]:
         """The memories within `depth` edges of one memory and the edges among them."""
         given = {"depth": depth, "max_nodes": max_nodes, "edge_types": edge_types}
         params = {k: v for k, v in given.items() if v is not None}
-        return call("neighbourhood", {"memory_id": memory_id, **params}).to_dict()
+        return call(tenant, "neighbourhood", {"memory_id": memory_id, **params}).to_dict()
 
-    @app.get("/v1/entities", tags=["graph"], dependencies=guarded)
-    def entities() -> dict[str, Any]:
+    @app.get("/v1/entities", tags=["graph"])
+    def entities(tenant: Tenant) -> dict[str, Any]:
         """Entity ids that have memories on a timeline."""
         with service.reading():
-            names = service.engine.entities()
+            names = service.engine_of(tenant).entities()
         return {"entities": names, "count": len(names)}
 
-    @app.get("/v1/stats", tags=["graph"], dependencies=guarded)
-    def stats() -> dict[str, int]:
-        return call("stats", {}).to_dict()
+    @app.get("/v1/stats", tags=["graph"])
+    def stats(tenant: Tenant) -> dict[str, int]:
+        return call(tenant, "stats", {}).to_dict()
 
-    add_review_routes(app, call, guarded)
-    add_subscribe_routes(app, service, guarded, _bearer)
+    add_review_routes(app, call)
+    add_subscribe_routes(app, service)
 
     return app
 

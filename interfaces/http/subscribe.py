@@ -26,6 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from engine.api.subscriptions import FeedRequest, SubscribeRequest
 from engine.errors import MemoryNotFoundError
 from interfaces.http.schemas import FeedBody, SubscribeBody
+from interfaces.http.tenant import Tenant, authorized_tenant, bearer
 from interfaces.http.wire import memory_to_wire
 from interfaces.service import HebbsService
 from interfaces.subscriptions import Subscription
@@ -73,28 +74,28 @@ async def _events(service: HebbsService, sub: Subscription) -> AsyncIterator[str
         service.subscriptions.close(sub.id)
 
 
-def add_subscribe_routes(app: FastAPI, service: HebbsService, guarded: list[Any], bearer: Any) -> None:
+def add_subscribe_routes(app: FastAPI, service: HebbsService) -> None:
     tags: list[str | Enum] = ["subscribe"]
     hub = service.subscriptions
 
     def owner(creds: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> str:
         return hub.owner_of(creds.credentials if creds and service.auth else None)
 
-    @app.post("/v1/subscribe", tags=tags, dependencies=guarded, response_class=StreamingResponse,
+    @app.post("/v1/subscribe", tags=tags, response_class=StreamingResponse,
               responses={200: {"content": {"text/event-stream": {}}, "description": "Server-Sent Events."}})
-    def subscribe(body: SubscribeBody, who: Annotated[str, Depends(owner)]) -> StreamingResponse:
-        """Open a subscription: a Server-Sent Events stream of the memories that surface as text is fed."""
-        sub = hub.open(who, SubscribeRequest.parse(body.fields()))
+    def subscribe(tenant: Tenant, body: SubscribeBody, who: Annotated[str, Depends(owner)]) -> StreamingResponse:
+        """Open a subscription: a Server-Sent Events stream of the tenant's memories that surface as text is fed."""
+        sub = hub.open(who, SubscribeRequest.parse(body.fields()), tenant)
         return StreamingResponse(_events(service, sub), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
-    @app.post("/v1/subscribe/{subscription_id}/feed", tags=tags, dependencies=guarded)
+    @app.post("/v1/subscribe/{subscription_id}/feed", tags=tags, dependencies=[Depends(authorized_tenant)])
     def feed(subscription_id: int, body: FeedBody, who: Annotated[str, Depends(owner)]) -> dict[str, Any]:
         """Feed text as it arrives; the chunks it completes are recalled before this answers."""
         hub.feed(subscription_id, who, FeedRequest.parse(body.fields()))
         return {"subscription_id": subscription_id}
 
-    @app.delete("/v1/subscribe/{subscription_id}", tags=tags, dependencies=guarded)
+    @app.delete("/v1/subscribe/{subscription_id}", tags=tags, dependencies=[Depends(authorized_tenant)])
     def close(subscription_id: int, who: Annotated[str, Depends(owner)]) -> dict[str, Any]:
         """Close a subscription: its stream ends with a `closed` event."""
         if not hub.close(subscription_id, who):

@@ -27,7 +27,7 @@ def test_a_policy_is_kept_per_tenant_and_survives_a_reopen(engine: MemoryEngine)
 
 @pytest.mark.parametrize("fields", [
     {}, {"decay_half_life_days": 0}, {"auto_forget_threshold": 1.5}, {"max_snapshots_per_memory": 0},
-    {"max_snapshots_per_memory": True}, {"decay_half_life_days": 3, "tenant_id": "acme"},
+    {"max_snapshots_per_memory": True}, {"decay_half_life_days": 3, "tenant_id": "Not a tenant"},
     {"decay_half_life_days": 3, "surprise": 1},
 ])
 def test_a_bad_policy_is_refused_and_nothing_changes(engine: MemoryEngine, fields: dict[str, object]) -> None:

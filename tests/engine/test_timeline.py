@@ -61,9 +61,12 @@ def test_timeline_matches_a_brute_force_model_under_random_writes(seed: int) -> 
             limit = rng.choice([None, 1, 5, 30])
             assert timeline.range(entity, start, end, limit) == _brute(model, entity, start, end, limit), step
             assert timeline.has(entity) == any(e == entity for e, _, _ in model.values()), step
+            names = timeline.entities()
+            assert list(names) == sorted({e for e, _, _ in model.values()}), step
+            assert timeline.entities() is names  # kept until an entity comes or goes
         order += 1
     assert len(timeline) == len(model)
-    assert timeline.entities() == sorted({e for e, _, _ in model.values()})
+    assert list(timeline.entities()) == sorted({e for e, _, _ in model.values()})
 
 
 def test_the_temporal_cut_equals_ranking_the_whole_pool(engine: MemoryEngine, clock: ManualClock) -> None:

@@ -3,13 +3,15 @@ once; `hebbs keys create|list|revoke`."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from interfaces.auth import AuthenticationError, KeyRing, bearer_token
+from engine.tenancy import DEFAULT_TENANT
+from interfaces.auth import KEYS_FILENAME, AuthenticationError, KeyRing, bearer_token
 from interfaces.cli import main
 
 
@@ -49,6 +51,17 @@ def test_keys_create_list_revoke_from_the_cli(tmp_path: Path) -> None:
     assert revoked.exit_code == 0 and not KeyRing(tmp_path).verify(created["key"])
     unknown = runner.invoke(main, [*data, "keys", "revoke", "hb_nope"])
     assert unknown.exit_code == 2 and unknown.stderr.startswith("hebbs: error: no API key with id")
+
+
+def test_a_key_stored_before_tenants_is_bound_to_default(tmp_path: Path) -> None:
+    """api_keys.json written before tenants has no `tenant` field: each such key is tenant `default`'s."""
+    (tmp_path / KEYS_FILENAME).write_text(json.dumps({"keys": [{
+        "id": "hb_oldkey", "name": "first", "created_at": "2026-01-01T00:00:00+00:00",
+        "sha256": hashlib.sha256(b"hb_oldkey_secret").hexdigest()}], "revoked": []}))
+    record = KeyRing(tmp_path).find("hb_oldkey_secret")
+    assert record is not None and record.tenant == DEFAULT_TENANT and not record.public()["admin"]
+    made, _ = KeyRing(tmp_path).create("admin", tenant=None)
+    assert made.public()["admin"] and KeyRing(tmp_path).find("hb_oldkey_secret") == record
 
 
 def test_keys_on_a_shared_database_count_for_every_server_at_once(database_url: str) -> None:

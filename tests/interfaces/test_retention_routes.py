@@ -120,10 +120,10 @@ def test_the_server_sweeps_on_its_own(tmp_path: Path, embedder: SentenceTransfor
     """`hebbs serve --sweep-minutes`: the service runs the sweep on a timer; it forgets only below the policy."""
     service = HebbsService(MemoryEngine(tmp_path / "data", embedder=embedder), auth=False)
     try:
-        weak = service.call("remember", {"content": "A remark about the weather.", "importance": 0.1})
-        strong = service.call("remember", {"content": "The safe's code changed.", "importance": 0.9})
+        weak = service.call("default", "remember", {"content": "A remark about the weather.", "importance": 0.1})
+        strong = service.call("default", "remember", {"content": "The safe's code changed.", "importance": 0.9})
         service.sweep_every(0.05)
-        service.call("set_policy", {"auto_forget_threshold": 0.5})
+        service.call("default", "set_policy", {"auto_forget_threshold": 0.5})
         stones = service.engine.retention.tombstones
         wait_until(lambda: bool(stones.newest()), 60, "the timed sweep")  # written once the forget committed
         assert [(t.memory_id, t.reason) for t in stones.newest()] == [(weak.id, "sweep")]

@@ -180,13 +180,13 @@ class FakeClock:
 def test_the_queue_is_bounded_and_a_slow_reader_is_told_what_was_dropped() -> None:
     recalled: list[str] = []
 
-    def surface(chunk: str, entity: str | None) -> list[RecallResult]:
+    def surface(tenant: str, chunk: str, entity: str | None) -> list[RecallResult]:
         recalled.append(chunk)
         return [_result(f"{chunk[:1]}{n}", 0.9) for n in range(5)] + [_result("low", 0.1)]
 
     hub = SubscriptionHub(surface)
     try:
-        sub = hub.open("", SubscribeRequest.parse({"queue_size": 3}))
+        sub = hub.open("", SubscribeRequest.parse({"queue_size": 3}), "default")
         hub.feed(sub.id, "", FeedRequest.parse({"text": "A first sentence. "}))
         assert sub.stream.pending() == 3 and sub.stream.dropped == 2  # 5 over the threshold, room for 3
         assert [p.item.memory.id for p in sub.take()] == ["A0", "A1", "A2"]
@@ -202,9 +202,10 @@ def test_the_queue_is_bounded_and_a_slow_reader_is_told_what_was_dropped() -> No
 def test_pauses_complete_chunks_and_idle_subscriptions_close() -> None:
     clock = FakeClock()
     chunks: list[str] = []
-    hub = SubscriptionHub(lambda chunk, entity: chunks.append(chunk) or [], idle_seconds=60, clock=clock)
+    hub = SubscriptionHub(lambda tenant, chunk, entity: chunks.append(chunk) or [], idle_seconds=60, clock=clock)
     try:
-        sub = hub.open("k", SubscribeRequest.parse({"pause_seconds": 2, "sentence_end": False, "max_tokens": 50}))
+        rule = SubscribeRequest.parse({"pause_seconds": 2, "sentence_end": False, "max_tokens": 50})
+        sub = hub.open("k", rule, "default")
         hub.feed(sub.id, "k", FeedRequest.parse({"text": "no sentence end here"}))
         assert chunks == []
         clock.advance(2.5)
@@ -214,10 +215,10 @@ def test_pauses_complete_chunks_and_idle_subscriptions_close() -> None:
         clock.advance(61)
         wait_until(lambda: hub.count() == 0, 30, "the idle subscription closed")
         assert sub.closed and woken.is_set()
-        others = [hub.open("k", SubscribeRequest()) for _ in range(hub.per_key)]
+        others = [hub.open("k", SubscribeRequest(), "default") for _ in range(hub.per_key)]
         with pytest.raises(TooManySubscriptionsError):
-            hub.open("k", SubscribeRequest())
-        assert hub.open("another key", SubscribeRequest()).id not in {s.id for s in others}
+            hub.open("k", SubscribeRequest(), "default")
+        assert hub.open("another key", SubscribeRequest(), "default").id not in {s.id for s in others}
     finally:
         hub.shutdown()
     assert hub.count() == 0
@@ -232,12 +233,13 @@ def test_entity_scope_finds_the_entitys_memory_when_other_entities_fill_the_top_
     try:
         for n in range(30):
             flat = {"content": f"The boiler in flat {n} was serviced in March.", "entity_id": f"flat{n}"}
-            service.call("remember", flat)
-        own = service.call("remember", {"content": "Ortiz Heating came to look at our heating.", "entity_id": "house"})
+            service.call("default", "remember", flat)
+        own = service.call("default", "remember",
+                           {"content": "Ortiz Heating came to look at our heating.", "entity_id": "house"})
         chunk = "When was the boiler serviced in March?"
-        unscoped = [r.memory.id for r in service.surface(chunk, None)]
+        unscoped = [r.memory.id for r in service.surface("default", chunk, None)]
         assert own.id not in unscoped  # the premise: globally, the flats' memories fill the top results
-        scoped = service.surface(chunk, "house")
+        scoped = service.surface("default", chunk, "house")
         assert [r.memory.id for r in scoped] == [own.id]
         assert 0.0 < _similarity(scoped[0]) < 1.0  # the chunk's cosine, not the timeline's constant 1
     finally:

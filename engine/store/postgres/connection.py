@@ -124,8 +124,9 @@ CREATE TABLE IF NOT EXISTS reflect_sessions (
 """
 
 
-def connect_pool(url: str) -> Any:
-    """A psycopg connection pool on `url`, opened and checked (a clear StoreError if the server is away)."""
+def connect_pool(url: str, schema: str | None = None) -> Any:
+    """A psycopg connection pool on `url`, opened and checked (a clear StoreError if the server is away).
+    `schema`: every connection's tables are that schema's, and only its (a tenant's: engine/tenancy.py)."""
     try:
         import psycopg
         from psycopg_pool import ConnectionPool
@@ -138,13 +139,35 @@ def connect_pool(url: str) -> Any:
     # A request waits at most POOL_WAIT_SECONDS for a connection: while the server is away it then fails (503)
     # instead of hanging; the pool keeps trying to reconnect meanwhile, and checks each connection it lends.
     pool = ConnectionPool(url, min_size=1, max_size=8, open=False, kwargs={"autocommit": True},
-                          check=ConnectionPool.check_connection, timeout=POOL_WAIT_SECONDS)
+                          check=ConnectionPool.check_connection, timeout=POOL_WAIT_SECONDS,
+                          configure=None if schema is None else lambda conn: _use_schema(conn, schema))
     try:
         pool.open(wait=True, timeout=10)
     except Exception as exc:
         pool.close()
         raise StoreError(f"cannot connect to the database {redact(url)}: {exc}") from exc
     return pool
+
+
+def _use_schema(conn: Any, schema: str) -> None:
+    """Make `schema` the connection's only schema: a name that is not in it is an error, never a table of the
+    database's default schema, which is another tenant's."""
+    from psycopg import sql
+
+    conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+
+
+def tenant_schemas(url: str) -> list[str]:
+    """The database's tenant schemas (`tenant_<name>`: engine/store/opening.py `tenant_schema`)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=10) as conn:
+            rows = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'tenant\\_%'").fetchall()
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot read the tenants of the database {redact(url)}: {' '.join(str(exc).split())}"
+                         ) from exc
+    return sorted(row[0] for row in rows)
 
 
 def redact(url: str) -> str:
@@ -162,9 +185,11 @@ class PostgresConnection:
     read_only = False
     shared = True
 
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self._pool = connect_pool(url)
+    def __init__(self, url: str, schema: str | None = None) -> None:
+        self.url, self.schema = url, schema
+        # NOTIFY channels are the database's, not a schema's: each tenant's replicas listen on their own.
+        self._channel = CHANNEL if schema is None else f"{CHANNEL}_{schema}"
+        self._pool = connect_pool(url, schema)
         self._lock = threading.RLock()  # this process's counted writes, and `version` against them
         self._generation = 0  # this process's counted commits
         self._committed = threading.local()
@@ -173,6 +198,10 @@ class PostgresConnection:
         try:
             with self._pool.connection() as conn, conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                if schema is not None:
+                    from psycopg import sql
+
+                    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
                 conn.execute(SCHEMA)
                 conn.execute(changes.SCHEMA)
                 conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
@@ -192,12 +221,13 @@ class PostgresConnection:
         a dedicated connection; reconnects while the server is away). Notifications are hints: the reader
         catches up from the change log, so one that is missed delays nothing beyond the next request."""
         import psycopg
+        from psycopg import sql
 
         def run() -> None:
             while not self._closed.is_set():
                 try:
                     with psycopg.connect(self.url, autocommit=True) as conn:
-                        conn.execute(f"LISTEN {CHANNEL}")
+                        conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
                         callback()  # whatever was committed while this connection was away
                         while not self._closed.is_set():
                             if any(True for _ in conn.notifies(timeout=0.5, stop_after=1)):
@@ -216,13 +246,15 @@ class PostgresConnection:
             with self._pool.connection() as conn, conn.transaction():
                 yield conn.cursor()
             return
+        from psycopg import sql
+
         with self._lock:
             with self._pool.connection() as conn, conn.transaction():
                 cur = conn.cursor()
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
                 yield cur
                 cur.execute("UPDATE commits SET value = value + 1")
-                cur.execute(f"NOTIFY {CHANNEL}")  # delivered to the listeners on commit
+                cur.execute(sql.SQL("NOTIFY {}").format(sql.Identifier(self._channel)))  # delivered on commit
             self._generation += 1
             self._committed.generation = self._generation
 

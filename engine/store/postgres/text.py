@@ -6,14 +6,14 @@ equal the SQLite store's on the same data. Revisions are history and are not ind
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from engine import config
 from engine.models import EdgeType, MemoryKind
-from engine.store.lexical import TABLES, idf
+from engine.store.lexical import TABLES, LexicalDump, TablePostings, collect, idf
 from engine.store.postgres import changes
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.postgres.tokens import TOKENIZER
@@ -23,6 +23,11 @@ MEMORY, WINDOW = 0, 1  # text_docs.tbl / text_postings.tbl of memory_text and wi
 ALL_TABLES = [MEMORY, WINDOW]
 # Lists of row numbers are sent as ::bigint[]: psycopg types a list of small ints smallint[], and a bigint
 # column compared with a smallint array is not looked up in its index (a scan of every posting instead).
+
+
+def _batches(cur: Any) -> Iterator[list[Any]]:
+    while batch := cur.fetchmany(65536):
+        yield batch
 
 
 def table_number(table: str) -> int:
@@ -182,6 +187,30 @@ class TextSearch(PostgresConnection):
         rows = self._query("SELECT rowid, length FROM text_docs WHERE tbl = %s ORDER BY rowid",
                            (table_number(table),))
         return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
+
+    def lexical_dump(self) -> LexicalDump:
+        """Read in one REPEATABLE READ transaction with the change number of the same snapshot; terms sorted
+        by their bytes (COLLATE "C"), as the SQLite store sorts them."""
+        with self._pool.connection() as conn:
+            conn.autocommit = False
+            try:
+                conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                seq = int(conn.execute("SELECT coalesce(max(seq), 0) FROM changes").fetchone()[0])
+                rows = conn.execute("SELECT rowid, id FROM text_rows ORDER BY rowid").fetchall()
+                tables: dict[str, TablePostings] = {}
+                for table in TABLES:
+                    number = table_number(table)
+                    with conn.cursor(name=f"postings_{number}") as cur:
+                        cur.execute("SELECT term, rowid, n FROM text_postings WHERE tbl = %s"
+                                    " ORDER BY term COLLATE \"C\", rowid", (number,))
+                        terms, starts, numbers, counts = collect(_batches(cur))
+                    sizes = np.array(conn.execute("SELECT rowid, length FROM text_docs WHERE tbl = %s ORDER BY rowid",
+                                                  (number,)).fetchall(), dtype=np.int64).reshape(-1, 2)
+                    tables[table] = TablePostings(terms, starts, numbers, counts, sizes[:, 0], sizes[:, 1])
+            finally:
+                conn.rollback()
+                conn.autocommit = True
+        return LexicalDump(seq, np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows], tables)
 
     def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """Okapi BM25 in SQL over the posting lists (see `fulltext.bm25`), ties by memory id."""

@@ -25,9 +25,11 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from engine import config
 from engine.models import EdgeType, MemoryKind
-from engine.store.lexical import TABLES, idf
+from engine.store.lexical import TABLES, TablePostings, collect, idf
 from engine.store.sqlite import changes
 from engine.store.windows import Links, Text, window_body, windows, within
 
@@ -356,6 +358,17 @@ def row_ids(cur: sqlite3.Cursor) -> list[tuple[int, str]]:
     return cur.execute("SELECT rowid, id FROM fulltext_rows ORDER BY rowid").fetchall()
 
 
+def dump(cur: sqlite3.Cursor, table: str) -> TablePostings:
+    """Every posting list and row length of `table` in one pass over its fts5vocab view (sorted by term in
+    byte order, as SQLite compares text, then row), streamed in batches."""
+    assert table in TABLES
+    _views(cur)
+    cur.execute(f"SELECT term, doc, count(*) FROM temp.{table}_instance GROUP BY term, doc ORDER BY term, doc")
+    terms, starts, rows, counts = collect(iter(lambda: cur.fetchmany(65536), []))
+    sizes = np.array(doc_sizes(cur, table), dtype=np.int64).reshape(-1, 2)
+    return TablePostings(terms, starts, rows, counts, sizes[:, 0], sizes[:, 1])
+
+
 def doc_sizes(cur: sqlite3.Cursor, table: str) -> list[tuple[int, int]]:
     """(row number, length in tokens) of every row of `table`, from FTS5's size records."""
     assert table in TABLES
@@ -363,14 +376,23 @@ def doc_sizes(cur: sqlite3.Cursor, table: str) -> list[tuple[int, int]]:
 
 
 def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]:
-    """Memory id -> its content with the words matching the expression in [brackets], for the given ids."""
-    rowids = _rowids(cur, list(ids), create=False)
-    if not rowids:
+    """Memory id -> its content with the words matching the expression in [brackets], for the given ids.
+
+    Matched in a scratch table holding just those memories' contents (same tokenizer as `memory_text`): a
+    MATCH on `memory_text` itself evaluates the expression over the whole index before keeping the few rows
+    asked for, a cost that grew with the store."""
+    texts = _texts(cur, list(dict.fromkeys(ids)))
+    if not texts:
         return {}
-    by_rowid = {r: i for i, r in rowids.items()}
-    rows = cur.execute(
-        f"SELECT rowid, highlight(memory_text, 0, '[', ']') FROM memory_text"
-        f" WHERE memory_text MATCH ? AND rowid IN ({_marks(len(by_rowid))})",
-        (match, *by_rowid),
-    )
-    return {by_rowid[r[0]]: r[1] for r in rows}
+    cur.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.marks_text USING fts5(body, tokenize='porter unicode61')")
+    by_row = dict(enumerate(texts, start=1))
+    cur.execute("DELETE FROM temp.marks_text")
+    try:
+        cur.executemany("INSERT INTO temp.marks_text (rowid, body) VALUES (?, ?)",
+                        [(n, texts[i][0]) for n, i in by_row.items()])
+        rows = cur.execute(
+            "SELECT rowid, highlight(marks_text, 0, '[', ']') FROM temp.marks_text WHERE marks_text MATCH ?", (match,)
+        ).fetchall()
+    finally:
+        cur.execute("DELETE FROM temp.marks_text")
+    return {by_row[r[0]]: r[1] for r in rows}

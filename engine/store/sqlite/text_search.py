@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine import config
-from engine.store.sqlite import fulltext
+from engine.store.lexical import TABLES, LexicalDump
+from engine.store.sqlite import changes, fulltext
 from engine.store.sqlite.connection import SqliteConnection
 
 
@@ -49,6 +50,20 @@ class TextSearch(SqliteConnection):
         with self._lock:
             rows = fulltext.row_ids(self._conn.cursor())
         return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=object)
+
+    def lexical_dump(self) -> LexicalDump:
+        """The whole lexical index (row ids, both tables' postings and row lengths), read in one read
+        transaction with the change number it was read at."""
+        with self._lock:
+            cur = self._conn.cursor()
+            cur.execute("BEGIN")
+            try:
+                seq = changes.latest(cur) if self._logged else 0
+                rows = fulltext.row_ids(cur)
+                tables = {table: fulltext.dump(cur, table) for table in TABLES}
+            finally:
+                cur.execute("COMMIT")
+        return LexicalDump(seq, np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows], tables)
 
     def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
         """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
