@@ -12,12 +12,14 @@ name, a PostgreSQL schema and a Chroma collection name as it is, everywhere the 
 
 from __future__ import annotations
 
+import os
 import re
 
 from engine.errors import InvalidTenantError
 from engine.validation import short_repr
 
 DEFAULT_TENANT = "default"
+TENANT_ENV = "HEBBS_TENANT"  # the tenant the CLI, the workbench and notebooks open when none is given
 MAX_TENANT_CHARS = 40
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,38}[a-z0-9])?")
 RULE = (f"1-{MAX_TENANT_CHARS} lower-case letters, digits, '_' or '-', starting and ending with a letter or a "
@@ -35,3 +37,8 @@ def tenant_name(value: object, what: str = "tenant") -> str:
 
 def is_tenant_name(value: str) -> bool:
     return bool(_NAME.fullmatch(value))
+
+
+def default_tenant() -> str:
+    """`HEBBS_TENANT` if set (validated), else `default`."""
+    return tenant_name(os.environ.get(TENANT_ENV) or None, TENANT_ENV)

@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from engine import config
+from engine.embedding import Embedder
 from engine.facade import MemoryEngine
-from engine.index.vector import VectorIndex
+from engine.index.vector import VECTOR_COLLECTION, VectorIndex
 from engine.store.postgres.connection import redact
+from engine.tenancy import DEFAULT_TENANT
+from engine.tenants import Tenants
 from interfaces.auth import ListenError
 from interfaces.listen import listen
 from interfaces.service import HebbsService
@@ -28,17 +31,22 @@ from interfaces.service import HebbsService
 log = logging.getLogger("hebbs.serve")
 
 
-def open_engine(data_dir: Path | None, chroma_url: str | None = None, database: str | None = None) -> MemoryEngine:
-    """The engine `serve` runs: on a PostgreSQL `database` shared with other servers, or the data dir's own
-    store; the vector index on a Chroma server when `chroma_url` is given."""
-    vectors: Callable[[], VectorIndex] | None = None
+def open_tenants(data_dir: Path | None, chroma_url: str | None = None, database: str | None = None,
+                 embedder: Embedder | None = None) -> Tenants:
+    """The engines `serve` runs, one per tenant (engine/tenants.py): on a PostgreSQL `database` shared with other
+    servers, or the data dir's own store; the vector index on a Chroma server when `chroma_url` is given, each
+    tenant's in a collection of its own (`default`'s is the collection a store had before tenants)."""
+    vectors_of: Callable[[str], VectorIndex] | None = None
     if chroma_url:
         url = chroma_url
 
-        def vectors() -> VectorIndex:
-            return VectorIndex.open_server(url)
+        def vectors_of(tenant: str) -> VectorIndex:
+            return VectorIndex.open_server(url, VECTOR_COLLECTION if tenant == DEFAULT_TENANT
+                                           else f"{VECTOR_COLLECTION}.{tenant}")
 
-    return MemoryEngine(data_dir, database=database, vector_index=vectors)
+    default = MemoryEngine(data_dir, database=database, embedder=embedder,
+                           vector_index=None if vectors_of is None else lambda: vectors_of(DEFAULT_TENANT))
+    return Tenants(default, vectors_of)
 
 
 def run_server(
@@ -77,8 +85,9 @@ def run_server(
         raise
     service: HebbsService | None = None
     try:
-        engine = open_engine(data_dir, chroma_url, database)
-        service = HebbsService(engine, auth=auth, index_roots=index_roots)
+        tenants = open_tenants(data_dir, chroma_url, database)
+        engine = tenants.default
+        service = HebbsService(tenants, auth=auth, index_roots=index_roots)
         if auth:
             first = service.keys.first_start()
             if first is not None:

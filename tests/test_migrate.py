@@ -106,3 +106,29 @@ def test_migrate_refuses_what_is_not_a_postgresql_url(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--data-dir", str(tmp_path / "d"), "migrate", "--to", "mysql://x"])
     assert result.exit_code == 2 and "--to must be a postgresql:// URL" in result.stderr
     assert not (tmp_path / "d").exists()
+
+
+def test_every_tenant_is_migrated_into_its_own_schema(tmp_path: Path, database_url: str, embedder: Embedder) -> None:
+    """A data dir with two tenants holding the same memory: each lands in its own schema, with its own ids, and
+    the keys keep the tenant they are bound to."""
+    data = tmp_path / "data"
+    made = {}
+    for tenant in ("default", "acme"):
+        with MemoryEngine(data, embedder=embedder, tenant=tenant) as engine:
+            made[tenant] = engine.remember("The Helix thermostat recall covers the March batch.",
+                                           entity_id="helix").id
+    _, acme_key = KeyRing(data).create("acme agent", tenant="acme")
+    result = CliRunner().invoke(main, ["--data-dir", str(data), "migrate", "--to", database_url, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["memories_copied"] == 2 and set(report["tenants"]) == {"default", "acme"}
+    assert report["tenants"]["acme"]["recall_parity"] == "1/1" and report["api_keys"] == 1
+    for tenant, own in made.items():
+        with MemoryEngine(database=database_url, embedder=embedder, tenant=tenant) as after:
+            assert [r.memory.id for r in after.recall("thermostat recall", strategies=["similarity"])] == [own]
+    store = PostgresStore(database_url)
+    try:
+        record = KeyRing(None, store).find(acme_key)
+        assert record is not None and record.tenant == "acme"
+    finally:
+        store.close()

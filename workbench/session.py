@@ -14,6 +14,7 @@ import streamlit as st
 from engine import HebbsError, MemoryEngine, config
 from engine.embedding import Embedder, create_embedder
 from engine.store.opening import default_database
+from engine.tenancy import default_tenant
 from workbench.views import md_escape
 
 log = logging.getLogger(__name__)
@@ -40,9 +41,9 @@ def get_embedder(model: str) -> Embedder:
 @st.cache_resource(show_spinner="Opening the memory store…")
 def get_engine(data_dir: str) -> MemoryEngine:
     """The facade over one data directory (or, with `HEBBS_DATABASE_URL`, the shared PostgreSQL store), shared
-    by every session of this server."""
+    by every session of this server: the memories of the tenant `HEBBS_TENANT` names (default `default`)."""
     database = default_database()
-    return MemoryEngine(None if database else data_dir, database=database,
+    return MemoryEngine(None if database else data_dir, database=database, tenant=default_tenant(),
                         embedder=get_embedder(config.default_embedding_model()))
 
 

@@ -5,7 +5,9 @@ its *valence* says whether it is good or bad for the participants (success, fail
 A word missing here is looked up in `wordnet_classes.tsv`, generated offline from WordNet 3.0 by
 scripts/build_wordnet_classes.py (a verb gets the class of a hand-classed verb its most frequent sense is,
 or sits at most two hypernym steps below; nouns get participant types; event nouns the verb they name). A
-word in neither still has a lemma, and events with the same lemma match.
+word in neither still has a lemma, and events with the same lemma match. A state, noun or modifier (not a verb)
+with no hand valence takes its sign from `valence_words.tsv` (generated offline from the VADER sentiment lexicon by
+scripts/build_valence_table.py: "weak", "ruined" and "stuck" say things went badly).
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ for _kind, _sign, _words in (
                      "falter", "stall", "crumble", "spoil", "die", "wilt", "burst", "explode", "malfunction",
                      "misfire", "tank", "backfire", "ruin", "wreck", "derail", "struggle", "rot", "choke",
                      "stumble", "disaster", "chaos", "mess", "outage", "bug", "defect", "error", "mistake",
-                     "problem", "trouble", "late", "delay", "cancel", "abandon", "reject", "fiasco", "bad",
+                     "problem", "trouble", "late", "behind", "delay", "cancel", "abandon", "reject", "fiasco", "bad",
                      "poorly", "poor", "unhappy", "sad", "angry", "embarrass", "embarrassed", "humiliate",
                      "complaint", "complain", "refund", "recall", "overheat", "freeze", "lag", "sick", "ill",
                      "bankrupt", "bankruptcy", "fired", "lose", "lost", "miss", "overrun", "stuck", "dead",
@@ -202,15 +204,36 @@ def action_class(lemma: str) -> str:
     return found or "other"
 
 
-def valence(lemma: str) -> tuple[str, int] | None:
-    """(kind, sign) of a word that says how things went, e.g. ("failure", -1) for "collapse"."""
-    return VALENCE_WORDS.get(lemma.lower())
+@cache
+def _rated() -> dict[str, tuple[str, int]]:
+    """The generated valence table: word -> (success, +1) or (failure, -1). Read once, on first use."""
+    out: dict[str, tuple[str, int]] = {}
+    for line in (Path(__file__).with_name("valence_words.tsv")).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            word, sign = line.split("\t")
+            out[word] = ("success", 1) if sign == "1" else ("failure", -1)
+    return out
+
+
+def valence(lemma: str, rated: bool = True) -> tuple[str, int] | None:
+    """(kind, sign) of a word that says how things went, e.g. ("failure", -1) for "collapse": the hand
+    lexicon first, then (`rated`) the generated table ("weak", "ruined"). Verbs do not read the table
+    (`verb_valence`): a sentiment rating says how a verb feels ("love", "worry"), not how things went, and
+    verbs with one mapped as outcomes onto the wrong events (tune half: MRR 0.29 against 0.34)."""
+    lemma = lemma.lower()
+    return VALENCE_WORDS.get(lemma) or (_rated().get(lemma) if rated else None)
 
 
 def verb_valence(lemma: str) -> tuple[str, int] | None:
     """A verb's valence: its own, else its class's ("flunk" fails, "fire" harms)."""
     lemma = lemma.lower()
-    return VALENCE_WORDS.get(lemma) or _CLASS_VALENCE.get(_CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma, ""))
+    return VALENCE_WORDS.get(lemma) or _CLASS_VALENCE.get(
+        _CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma, ""))
+
+
+def is_verb(lemma: str) -> bool:
+    """Whether the hand lexicon or WordNet's table knows `lemma` as a verb."""
+    return lemma in _CLASS_OF or lemma in _wordnet()["verb"]
 
 
 def noun_type(lemma: str) -> str | None:

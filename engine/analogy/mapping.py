@@ -36,6 +36,11 @@ ROLE_WEIGHT = 0.1
 CONNECTED = 0.5  # times the lighter of two connected relations' weights
 ORDER_PENALTY = 0.5  # the score shrinks by this times the share of mapped event pairs told in reverse order
 WEAK_EVENT_MATCH = 0.15
+# Action classes that one story tells with one verb and its retelling with another ("lent him the notes" /
+# "gave him the notes"; "ignored the warning" / "skipped the check" / "refused the map"): kin match below
+# the same class.
+CLASS_FAMILY = {"help": "benefit", "give": "benefit", "omit": "neglect", "ignore_advice": "neglect",
+                "refuse": "neglect", "warn": "tell", "communicate": "tell"}
 
 
 @dataclass(slots=True)
@@ -58,13 +63,17 @@ def event_match(a: Event, b: Event) -> float:
         s = 1.0
     elif a.action == b.action and a.action != "other":
         s = 0.8
-    elif a.sign and a.sign == b.sign:
+    elif a.sign and a.sign == b.sign or _kin(a.action, b.action):
         s = 0.6
     else:
         s = WEAK_EVENT_MATCH
     if a.valence and a.valence == b.valence:
         s += 0.2
     return min(s, 1.0)
+
+
+def _kin(c1: str, c2: str) -> bool:
+    return c1 in CLASS_FAMILY and CLASS_FAMILY[c1] == CLASS_FAMILY.get(c2)
 
 
 def relation_match(k1: str, k2: str) -> float:

@@ -56,22 +56,30 @@ class _Builder:
         self.goal_tokens: set[int] = set()  # complements of goal verbs: their events are goals
 
     # --- events ----------------------------------------------------------------------------------------
-    def event(self, lemma: str, token: Token, negated: bool, text: str, valence_from: Iterable[Token] = ()) -> Event:
+    def event(self, lemma: str, token: Token, negated: bool, text: str, valence_from: Iterable[Token] = (),
+              action: str | None = None) -> Event:
         lemma = lemma.lower()
-        action = lexicon.action_class(lemma)
+        action = action or lexicon.action_class(lemma)
         if negated and action in lexicon.NEGATED_CLASS:
             action, negated, folded = lexicon.NEGATED_CLASS[action], False, True
         else:
             folded = False
         kind, sign = None, 0
-        found = lexicon.verb_valence(lemma) if token.pos_ == "VERB" else lexicon.valence(lemma)
+        found = lexicon.verb_valence(lemma) if token.pos_ == "VERB" or _verb_tagged_noun(token) else \
+            lexicon.valence(lemma)
+        if found is None and token.lower_ != lemma:  # "was stuck" (lemma "stick")
+            found = lexicon.valence(token.lower_, rated=token.pos_ != "VERB")
         for t in valence_from:
             if found is None:
                 found = lexicon.valence(t.lemma_) or lexicon.valence(t.lower_)
+            if found is None and any(c.lower_ == "too" for c in t.children):  # "too small", "too fast": excess
+                found = ("failure", -1)
         if found is not None:
             kind, sign = found
         if (negated or folded) and sign:
             kind, sign = ("success" if sign < 0 else "failure"), -sign
+        elif negated and not sign and _unable_or_lacking(token):  # "could not order", "there was no honey"
+            kind, sign = "failure", -1
         ev = Event(f"e{len(self.ep.events)}", lemma, action, negated, len(self.ep.events), kind, sign,
                    f"not {text}" if folded and not text.startswith("not ") else text, self.sent_no,
                    "goal" if token.i in self.goal_tokens else "")
@@ -102,6 +110,13 @@ class _Builder:
                 if _compatible(kind, p.type):
                     self._touch(p)
                     return p
+            if kind == "person" and lower != "you":  # "Nadia (GPE) said she ...": the name is a person
+                named = next((p for k, p in reversed(self.parts.items()) if k.startswith("ent:") and
+                              p.type in ("place", "organisation", "thing") and " " not in p.text), None)
+                if named is not None:
+                    named.type = "person"
+                    self._touch(named)
+                    return named
             key, ptype, text = f"pron:{lower}", kind, lower
         else:
             # (`doc.ents` builds every entity span of the document on each read: look only when the token is in one)
@@ -142,6 +157,44 @@ class _Builder:
                 self.role(ev, role, conj)
 
 
+def _acts_for(verb: Token) -> bool:
+    """ "turned off the limiter [to go faster]", "sold the car [to pay the rent]": an act on an object whose
+    "to" complement is what it was for (not "asked her to help", "told him to wait", "wanted it to work")."""
+    lemma = verb.lemma_.lower()
+    return any(c.dep_ == "dobj" for c in verb.children) and lemma not in FRAME_VERBS | GOAL_VERBS | ENABLE_VERBS \
+        and lexicon.action_class(lemma) not in ("communicate", "warn", "enable", "want", "decide", "cause")
+
+
+def _evidential(verb: Token) -> bool:
+    """ "was found to be too small", "turned out to be a disaster", "proved to be wrong": the verb only says how
+    the state came to be known; its complement is the event."""
+    lemma = verb.lemma_.lower()
+    turned_out = lemma == "turn" and any(c.dep_ == "prt" and c.lower_ == "out" for c in verb.children)
+    reported = lemma in ("find", "show", "believe", "say", "know") and _passive(verb)
+    return lemma in ("seem", "appear", "prove") or turned_out or reported
+
+
+def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
+    """The class of a light verb's event from its object, when the verb's own says nothing: "had problems",
+    "made a mistake", "did her training runs" (the object's modifiers first: "training"), "did nothing" (an
+    omission once negated). None: the verb's own class."""
+    if lemma not in lexicon.LIGHT_VERBS or (lemma != "do" and lexicon.action_class(lemma) != "other"):
+        return None
+    for obj in objs[:1]:
+        for t in [*(c for c in obj.children if c.dep_ == "compound" and c.pos_ in ("NOUN", "VERB")), obj]:
+            if (found := lexicon.action_class(t.lemma_)) != "other":
+                return found
+    return "prepare" if lemma == "do" else None  # doing (something) is acting; not doing it, an omission
+
+
+def _unable_or_lacking(token: Token) -> bool:
+    """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
+    someone needed did not happen, whatever the verb."""
+    if not any(c.dep_ == "neg" for c in token.children) and not any(c.dep_ == "expl" for c in token.children):
+        return False  # "nobody could compete" says who did not, not that something failed
+    return any((c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")) or c.dep_ == "expl" for c in token.children)
+
+
 def _compatible(pronoun_type: str, participant_type: str) -> bool:
     if pronoun_type == "person":
         return participant_type == "person"
@@ -154,7 +207,7 @@ def _negated(token: Token) -> bool:
     for c in token.children:
         if c.dep_ == "neg" or c.lower_ in ("never",):
             return True
-        if c.dep_ in ("nsubj", "nsubjpass", "dobj") and (
+        if c.dep_ in ("nsubj", "nsubjpass", "dobj", "attr") and (
             c.lower_ in ("nobody", "nothing", "none", "no one") or any(d.lower_ == "no" for d in c.children)
         ):
             return True
@@ -201,11 +254,26 @@ def _marks(token: Token) -> set[str]:
 def _is_event_head(t: Token) -> bool:
     if t.dep_ in _SKIP_DEPS:
         return False
-    if t.pos_ == "VERB":
+    if t.pos_ == "VERB" or _verb_tagged_noun(t):
         return True
-    # copular states: "the launch was a disaster", "the soup was cold"
-    return t.pos_ == "AUX" and t.dep_ in ("ROOT", "conj", "advcl", "ccomp") and any(
-        c.dep_ in ("acomp", "attr") for c in t.children)
+    # copular states: "the launch was a disaster", "the soup was cold", "the shift is behind"
+    return t.pos_ == "AUX" and t.dep_ in ("ROOT", "conj", "advcl", "ccomp", "xcomp") and _state_of(t) is not None
+
+
+def _state_of(t: Token) -> Token | None:
+    """What a copula says its subject is: "was [cold]", "was [a disaster]", "is [behind] on the orders"."""
+    return next((c for c in t.children if c.dep_ in ("acomp", "attr") or
+                 (c.dep_ == "advmod" and c.lower_ in _STATE_ADVERBS)), None)
+
+
+_STATE_ADVERBS = {"behind", "ahead", "late", "early", "away", "over", "down", "out", "back"}
+
+
+def _verb_tagged_noun(t: Token) -> bool:
+    """A verb the small model tagged as a noun in a coordination ("he takes a corner, and a pallet [falls]"):
+    a conjunct of a verb, inflected as a verb, whose lemma the lexicon knows as a verb."""
+    return t.pos_ == "NOUN" and t.dep_ == "conj" and t.head.pos_ == "VERB" and t.tag_ == "NNS" and \
+        lexicon.is_verb(t.lemma_.lower())
 
 
 def _nominal(b: _Builder, noun: Token) -> Event:
@@ -241,9 +309,21 @@ def _earlier_event(b: _Builder, noun: Token) -> Event | None:
     return None
 
 
+_DEADLINE_WORDS = {"due", "supposed", "meant", "expected"}
+
+
+def _deadline(t: Token) -> Token | None:
+    """The verb of "was due / supposed / meant / expected to [open]": what something or someone was to do."""
+    state = t if t.lower_ in _DEADLINE_WORDS else next(
+        (c for c in t.children if c.lower_ in _DEADLINE_WORDS and c.dep_ in ("acomp", "attr", "xcomp")), None)
+    if state is None or (state is not t and t.lemma_ != "be"):
+        return None
+    return next((c for c in state.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
+
+
 def _goal_complement(t: Token) -> Token | None:
     """The complement of a goal verb: "wanted [to win]", "wanted his team [to win]", "hoped [it would work]"."""
-    if t.lemma_.lower() not in GOAL_VERBS:
+    if _base(t) not in GOAL_VERBS:
         return None
     for c in t.children:
         if c.dep_ in ("xcomp", "ccomp") and c.pos_ in ("VERB", "AUX") and c.i > t.i:
@@ -251,9 +331,24 @@ def _goal_complement(t: Token) -> Token | None:
     return None
 
 
+_VOWELS = set("aeiou")
+
+
+def _base(t: Token) -> str:
+    """A token's lemma, with the small model's clipped lemmas of verbs in a silent e mended: "hoped" is not
+    "hop", "dined" not "din" (a one-syllable stem ending in one vowel and one consonant doubles it before
+    -ed/-ing: "hopped", "hopping"; so an undoubled form is the stem with its e)."""
+    lemma, lower = t.lemma_.lower(), t.lower_
+    if t.pos_ == "VERB" and lower in (lemma + "ed", lemma + "ing") and len(lemma) >= 3 and lemma[-1] not in _VOWELS \
+            and lemma[-1] not in "wxy" and lemma[-2] in _VOWELS and lemma[-3] not in _VOWELS \
+            and sum(1 for n, c in enumerate(lemma) if c in _VOWELS and (n == 0 or lemma[n - 1] not in _VOWELS)) == 1:
+        return lemma + "e"
+    return lemma
+
+
 def _lemma(t: Token) -> str:
     """A verb's lemma, as a phrasal verb when the lexicon knows one ("put off", "look after")."""
-    lemma = t.lemma_.lower()
+    lemma = _base(t)
     for c in t.children:
         if (c.dep_ == "prt" or (c.dep_ == "prep" and c.i == t.i + 1)) and \
                 lexicon.action_class(phrasal := f"{lemma}_{c.lower_}") != "other":
@@ -269,6 +364,11 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         if comp is not None:
             b.goal_tokens.add(comp.i)
             goal_verbs[t] = comp
+        elif (due := _deadline(t)) is not None:  # "the road was due to reopen": reopening is the goal
+            b.goal_tokens.add(due.i)
+            goal_verbs[t] = due
+        elif _base(t) in GOAL_VERBS and any(c.dep_ == "dobj" for c in t.children):
+            b.goal_tokens.add(t.i)  # "I wanted honey from my hives": the wanting is the goal
     sent_events: list[Event] = []
     framed: list[tuple[Token, Token]] = [(t, c) for t, c in goal_verbs.items()]  # (frame verb, its complement)
     for t in heads:
@@ -277,14 +377,15 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             continue
         # frame verbs and cause/prevent/enable verbs with a complement are relations, not events
         comp = next((c for c in t.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
-        if comp is not None and (lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS) and lemma not in ("stop",) \
-                and not _passive(t):  # "testing was skipped [to hit the date]": a purpose, not what was skipped
+        if comp is not None and ((lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS) and lemma not in ("stop",)
+                                 and not _passive(t) or _evidential(t)):
+            # ("testing was skipped [to hit the date]": a purpose, not what was skipped)
             framed.append((t, comp))
             continue
         if (lemma in CAUSE_VERBS or lemma in PREVENT_VERBS) and _cause_verb(b, t):
             continue
-        state = next((c for c in t.children if c.dep_ in ("acomp", "attr")), None)
-        if (lemma == "be" or t.pos_ == "AUX") and state is not None:
+        state = _state_of(t) if lemma == "be" or t.pos_ == "AUX" else None
+        if state is not None:
             ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}",
                          [state, *(c for c in state.children if c.dep_ in ("advmod", "amod", "neg", "npadvmod"))])
         else:
@@ -295,13 +396,11 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             carriers += [c for c in t.children if c.dep_ in ("advmod", "acomp", "oprd")]
             if lemma in lexicon.INVERTING_VERBS:
                 carriers = []
-            ev = b.event(lemma, t, _negated(t), t.text, carriers)
+            ev = b.event(lemma, t, _negated(t), t.text, carriers, _light_verb_class(lemma, objs))
             if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
                 bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
                 if bad:
                     ev.valence, ev.sign = ("success", 1) if not ev.negated else ("failure", -1)
-            if ev.action == "other" and lemma in lexicon.LIGHT_VERBS and objs:
-                ev.action = lexicon.action_class(objs[0].lemma_)
         for c in t.children:
             if c.dep_ == "dobj":
                 b.role(ev, "patient", c)
@@ -332,7 +431,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if t.dep_ == "xcomp" and head_ev.lemma in ENABLE_VERBS:
                 b.relate("enables", head_ev, ev)
             elif purpose and (t.dep_ == "advcl" or (t.dep_ == "acl" and t.head.lower_ == "order")
-                              or (t.dep_ == "xcomp" and _passive(t.head))):
+                              or (t.dep_ == "xcomp" and _passive(t.head) and not _evidential(t.head))
+                              or (t.dep_ == "xcomp" and _acts_for(t.head))):
                 ev.mode = ev.mode or "purpose"
                 b.relate("motivates", ev, head_ev)
             elif t.dep_ in ("conj", "advcl", "xcomp") and t.i > t.head.i:

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from engine import config
 from engine.api.requests import RecallRequest
-from engine.store.opening import is_database_url
+from engine.store.opening import is_database_url, known_tenants, open_storage, tenant_schema
+from engine.tenancy import DEFAULT_TENANT
 from interfaces.auth import KeyRing
 from interfaces.cli.options import common_options
 from interfaces.cli.running import emit_json, json_mode
@@ -26,24 +28,49 @@ if TYPE_CHECKING:
 @common_options
 def migrate(target: str, sample: int) -> None:
     """Copy this data dir's memories (records, vectors, edges, entities, ledger), replies, reviews, tombstones
-    and API keys into a PostgreSQL database; run it again to finish an interrupted copy."""
-    from engine.facade import MemoryEngine
-    from engine.store.migrate import migrate as copy_store
-    from engine.store.opening import open_storage
-    from engine.store.postgres import PostgresStore
-
+    and API keys into a PostgreSQL database, every tenant into its own schema; run it again to finish an
+    interrupted copy."""
     obj = click.get_current_context().obj
     if obj["database"]:
         raise click.UsageError("migrate copies a data dir: give --data-dir, not --database")
     if not is_database_url(target):
         raise click.UsageError(f"--to must be a postgresql:// URL, not {target!r}")
     data_dir = obj["data_dir"] or config.default_data_dir()
-    owner, source, _ = open_storage(data_dir, None)
+    # Every tenant (engine/tenancy.py): each data dir under tenants/ into its own schema.
+    tenants = {tenant: _copy_tenant(data_dir, target, tenant, sample) for tenant in known_tenants(data_dir, None)}
+    parity = [sum(t["parity"][i] for t in tenants.values()) for i in (0, 1)]
+    result: dict[str, Any] = {name: sum(t[name] for t in tenants.values())
+                              for name in ("memories_copied", "memories_already_there", "edges", "entities")}
+    result.update(rows={table: sum(t["rows"][table] for t in tenants.values())
+                        for table in tenants[DEFAULT_TENANT]["rows"]},
+                  api_keys=tenants[DEFAULT_TENANT]["api_keys"], recall_parity="{}/{}".format(*parity),
+                  tenants={name: {k: v for k, v in t.items() if k not in ("parity", "api_keys")}
+                           for name, t in tenants.items()})
+    if json_mode():
+        emit_json(result)
+    else:
+        tables = ", ".join(f"{n} {table}" for table, n in result["rows"].items())
+        click.echo(f"copied {result['memories_copied']} memories ({result['memories_already_there']} already "
+                   f"there), {result['edges']} edges, {result['entities']} entities, {result['api_keys']} API keys"
+                   + (f" of {len(tenants)} tenants ({', '.join(tenants)})" if len(tenants) > 1 else "")
+                   + f"; rows verified ({tables}); the same recall for {parity[0]} of {parity[1]} cues")
+    if parity[0] != parity[1]:
+        raise click.ClickException(f"recall differs for {parity[1] - parity[0]} of {parity[1]} cues after the copy")
+
+
+def _copy_tenant(data_dir: Path, target: str, tenant: str, sample: int) -> dict[str, Any]:
+    """One tenant's store into its schema of the database (engine/store/opening.py), verified; with the
+    default tenant's, the API keys (the server's, whichever tenant each is bound to)."""
+    from engine.facade import MemoryEngine
+    from engine.store.migrate import migrate as copy_store
+    from engine.store.postgres import PostgresStore
+
+    owner, source, _ = open_storage(data_dir, None, tenant)
     try:
-        destination = PostgresStore(target)
+        destination = PostgresStore(target, schema=tenant_schema(tenant))
         try:
             copied = copy_store(source, destination)
-            keys = _copy_keys(KeyRing(data_dir), KeyRing(None, destination))
+            keys = _copy_keys(KeyRing(data_dir), KeyRing(None, destination)) if tenant == DEFAULT_TENANT else 0
         finally:
             destination.close()
     finally:
@@ -51,19 +78,12 @@ def migrate(target: str, sample: int) -> None:
         owner.release()
     same, asked = 0, 0
     if sample:
-        with MemoryEngine(data_dir) as before, MemoryEngine(database=target, embedder=before.embedder) as after:
+        with MemoryEngine(data_dir, tenant=tenant) as before, \
+                MemoryEngine(database=target, embedder=before.embedder, tenant=tenant) as after:
             same, asked = recall_parity(before, after, sample)
-    result = {"memories_copied": copied.memories, "memories_already_there": copied.skipped, "edges": copied.edges,
-              "entities": copied.entities, "rows": copied.rows, "api_keys": keys, "recall_parity": f"{same}/{asked}"}
-    if json_mode():
-        emit_json(result)
-    else:
-        tables = ", ".join(f"{n} {table}" for table, n in copied.rows.items())
-        click.echo(f"copied {copied.memories} memories ({copied.skipped} already there), {copied.edges} edges, "
-                   f"{copied.entities} entities, {keys} API keys; rows verified ({tables}); the same recall for "
-                   f"{same} of {asked} cues")
-    if same != asked:
-        raise click.ClickException(f"recall differs for {asked - same} of {asked} cues after the copy")
+    return {"memories_copied": copied.memories, "memories_already_there": copied.skipped, "edges": copied.edges,
+            "entities": copied.entities, "rows": copied.rows, "api_keys": keys, "parity": (same, asked),
+            "recall_parity": f"{same}/{asked}"}
 
 
 def _copy_keys(source: KeyRing, target: KeyRing) -> int:

@@ -14,9 +14,7 @@ import click
 from engine import config
 from engine.api.fields import wire_field
 from engine.store.opening import default_database
-from engine.tenancy import tenant_name
-
-TENANT_ENV = "HEBBS_TENANT"
+from engine.tenancy import TENANT_ENV, tenant_name
 
 F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = click.Choice(["human", "json"])
@@ -46,7 +44,8 @@ tenant_option = click.option(
     metavar="NAME",
     default=None,
     help=f"Whose memories (env {TENANT_ENV}; default `default`): each tenant's are kept apart (docs/serving.md). "
-    "With --server, sent as X-Hebbs-Tenant (left out: the API key's own tenant).",
+    "With --server, sent as X-Hebbs-Tenant (left out: the API key's own tenant); `keys create` binds the key to "
+    "it; `serve` and `migrate` take every tenant.",
 )
 format_option = click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
 

@@ -119,8 +119,11 @@ def in_process(tmp_path: Path, embedder: SentenceTransformerEmbedder) -> Iterato
 
     stops: list[Callable[[], None]] = []
 
-    def start(auth: bool = False, vector_index: Callable[[], VectorIndex] | None = None) -> InProcess:
-        engine = MemoryEngine(tmp_path / f"store{len(stops)}", embedder=embedder, vector_index=vector_index)
+    def start(auth: bool = False, vector_index: Callable[[], VectorIndex] | None = None,
+              database: str | None = None) -> InProcess:
+        """`database`: the records in that PostgreSQL database instead of the data dir."""
+        engine = MemoryEngine(None if database else tmp_path / f"store{len(stops)}", database=database,
+                              embedder=embedder, vector_index=vector_index)
         service = HebbsService(engine, auth=auth)
         port = free_port()
         http = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))

@@ -84,3 +84,27 @@ def test_an_emptied_collection_is_rebuilt_from_the_record_store(
 def test_an_unreachable_chroma_server_is_a_clear_store_error() -> None:
     with pytest.raises(StoreError, match="cannot reach the Chroma server"):
         VectorIndex.open_server(f"http://127.0.0.1:{free_port()}")
+
+
+@pytest.mark.slow
+def test_each_tenant_has_a_collection_of_its_own_on_the_chroma_server(
+    chroma_url: str, tmp_path: Path, embedder: SentenceTransformerEmbedder
+) -> None:
+    """`hebbs serve --chroma-url`: tenant T's vectors in the collection `memories.T`, `default`'s in `memories`
+    as before tenants; the same text in both tenants is recalled by each as its own memory only."""
+    import chromadb
+
+    from interfaces.server import open_tenants
+
+    tenants = open_tenants(tmp_path / "data", chroma_url, embedder=embedder)
+    try:
+        made = {t: tenants.get(t).remember("The tenants' release train left on time.").id for t in ("default", "acme")}
+        for tenant, own in made.items():
+            found = tenants.get(tenant).recall("release train", strategies=["similarity"], top_k=5)
+            assert [r.memory.id for r in found] == [own]
+    finally:
+        tenants.close()
+    port = int(chroma_url.rsplit(":", 1)[1])
+    client = chromadb.HttpClient(host="127.0.0.1", port=port)
+    assert client.get_collection("memories.acme").get()["ids"] == [made["acme"]]
+    assert made["default"] in client.get_collection("memories").get()["ids"]
