@@ -3,8 +3,9 @@
 Every table class (memories, edges, structures, vector sync, text, bookkeeping) is a mixin over this pool.
 Writes that change what recall reads take one advisory lock for their transaction (one per tenant's schema),
 so the writers of every replica on the database commit one at a time (the text index's windows and statistics
-stay consistent, as under SQLite's single writer), and bump the `changes` counter in the same transaction: `version()` reads it,
-so every replica's in-memory caches see every other replica's commits. Reads run concurrently.
+stay consistent, as under SQLite's single writer), and bump the `changes` counter in the same transaction:
+`version()` reads it, so every replica's in-memory caches see every other replica's commits. Reads run
+concurrently.
 """
 
 from __future__ import annotations
