@@ -193,9 +193,12 @@ def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
 def _unable_or_lacking(token: Token) -> bool:
     """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
     someone needed did not happen, whatever the verb."""
-    if not any(c.dep_ == "neg" for c in token.children) and not any(c.dep_ == "expl" for c in token.children):
-        return False  # "nobody could compete" says who did not, not that something failed
-    return any((c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")) or c.dep_ == "expl" for c in token.children)
+    kids = list(token.children)
+    if any(c.dep_ == "expl" for c in kids):
+        return True
+    # a `neg`: "nobody could compete" says who did not, not that something failed
+    return any(c.dep_ == "neg" for c in kids) and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")
+                                                       for c in kids)
 
 
 def _compatible(pronoun_type: str, participant_type: str) -> bool:
