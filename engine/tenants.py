@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from engine.errors import StoreError
 from engine.facade import MemoryEngine
 from engine.index.vector import VectorIndex
 from engine.tenancy import DEFAULT_TENANT, tenant_name
@@ -34,6 +35,8 @@ class Tenants:
         if engine is not None:
             return engine
         with self._opening:
+            if self._closed:
+                raise StoreError("the tenants' engines are closed")
             if name not in self._engines:
                 vectors = self._vectors_of
                 self._engines[name] = self.default.open_tenant(
@@ -51,6 +54,7 @@ class Tenants:
     def close(self) -> None:
         """Close every opened engine; the default one last (it holds the data dir others live under)."""
         with self._opening:
+            self._closed = True
             engines, self._engines = list(self._engines.values()), {}
         for engine in reversed(engines):
             engine.close()

@@ -91,7 +91,7 @@ def run_server(
         if auth:
             first = service.keys.first_start()
             if first is not None:
-                announce(f"hebbs: created the first API key (shown once, store it now): {first}")
+                announce(f"hebbs: created the first API key, tenant default's (shown once, store it now): {first}")
         engine.warm()
         engine.embed(["warm up"])  # load the model now, not on the first recall
         service.refresh_counts()

@@ -168,6 +168,23 @@ def test_revise_and_forget(hebbs) -> None:  # type: ignore[no-untyped-def]
     assert code == 2 and err.count("\n") == 1 and m["id"] in err
 
 
+def test_tenant_keeps_memories_apart(hebbs, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--tenant` (docs/serving.md): a tenant's memories are not another's; keys are made for one tenant."""
+    acme = remember(hebbs, "The acme gate code is 4417.", "--tenant", "acme")
+    default = remember(hebbs, "The acme gate code is 4417.")
+    code, out, _ = hebbs("--tenant", "acme", "list", "--format", "json")
+    assert code == 0 and [m["id"] for m in json.loads(out)["memories"]] == [acme["id"]]
+    code, out, _ = hebbs("recall", "gate code", "--format", "json")
+    assert code == 0 and [r["memory"]["id"] for r in json.loads(out)["results"]] == [default["id"]]
+    code, _, err = hebbs("get", acme["id"])
+    assert code == 2 and acme["id"] in err  # not default's
+    assert (data_dir / "tenants" / "acme" / "records.sqlite3").exists()
+    code, out, _ = hebbs("keys", "create", "--tenant", "acme", "--format", "json")
+    assert code == 0 and json.loads(out)["tenant"] == "acme" and not json.loads(out)["admin"]
+    code, out, _ = hebbs("keys", "create", "--admin", "--format", "json")
+    assert code == 0 and json.loads(out)["tenant"] is None and json.loads(out)["admin"]
+
+
 BAD = [
     ("remember", ""),
     ("remember", "x", "--importance", "1.5"),
@@ -194,6 +211,9 @@ BAD = [
     ("get", "01ARZ3NDEKTSV4RRFFQ69G5FAV"),
     ("frobnicate",),
     ("recall", "x", "--format", "xml"),
+    ("--tenant", "Acme Corp", "stats"),
+    ("stats", "--tenant", "../acme"),
+    ("keys", "create", "--admin", "--tenant", "acme"),
 ]
 
 

@@ -44,7 +44,8 @@ tenant_option = click.option(
     metavar="NAME",
     default=None,
     help=f"Whose memories (env {TENANT_ENV}; default `default`): each tenant's are kept apart (docs/serving.md). "
-    "With --server, sent as X-Hebbs-Tenant (left out: the API key's own tenant).",
+    "With --server, sent as X-Hebbs-Tenant (left out: the API key's own tenant); `keys create` binds the key to "
+    "it; `serve` and `migrate` take every tenant.",
 )
 format_option = click.option("--format", "fmt", type=FORMATS, default=None, help="Output: human (default) or json.")
 

@@ -50,7 +50,6 @@ IDEMPOTENCY_HELP = (f"Any text up to {config.IDEMPOTENCY_KEY_BYTES} bytes, new p
                     "key gets the first reply instead of storing again.")
 
 
-
 def _error(status: int, message: str, stored: dict[str, Any] | None = None) -> JSONResponse:
     """`{"error": ...}`; a failed write answered 5xx also says whether anything was stored (a 4xx never
     stores anything: the request was refused before the write)."""
@@ -179,7 +178,7 @@ def create_app(service: HebbsService, allowed_hosts: Sequence[str] = ()) -> Fast
         given = {"entity_id": entity_id, "kind": kind, "time_range": time_range, "min_importance": min_importance,
                  "limit": limit, "offset": offset}
         page = call(tenant, "list", {**{k: v for k, v in given.items() if v is not None},
-                             "include_revisions": include_revisions})
+                                     "include_revisions": include_revisions})
         return {**page.to_dict(), "memories": [memory_to_wire(m) for m in page.memories]}
 
     @app.get("/v1/memories/{memory_id}", tags=["memories"])

@@ -186,3 +186,24 @@ def test_a_store_written_before_tenants_opens_as_tenant_default(tmp_path: Path, 
 def _tables(path: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(path) as conn:
         return sorted(conn.execute("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall())
+
+
+def test_tenants_writers_on_postgresql_do_not_wait_for_each_other(database_url: str) -> None:
+    """Each tenant's schema has its own writers' lock: tenant b commits while a write of tenant a holds a's."""
+    import threading
+
+    from engine.store.postgres import PostgresStore
+
+    a, b = PostgresStore(database_url, schema="tenant_a"), PostgresStore(database_url, schema="tenant_b")
+    committed = threading.Event()
+    try:
+        with a.transaction() as cur:  # a's writers' lock is held until this block ends
+            cur.execute("INSERT INTO meta (key, value) VALUES ('held', 'yes')")
+            writer = threading.Thread(target=lambda: (b.set_meta("during", "a's write"), committed.set()))
+            writer.start()
+            assert committed.wait(60), "tenant b's write waited for tenant a's lock"
+        writer.join()
+        assert (a.get_meta("held"), b.get_meta("during"), a.get_meta("during")) == ("yes", "a's write", None)
+    finally:
+        a.close()
+        b.close()

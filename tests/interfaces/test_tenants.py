@@ -208,3 +208,31 @@ def test_the_sdk_over_grpc_sees_its_tenant_only(tenants: tuple[InProcess, dict[s
     beta = Tenant(server.rest, keys["beta"])
     assert beta.ok("GET", "/v1/policy")["decay_half_life_days"] == 7  # the admin's set_policy reached beta
     assert Tenant(server.rest, keys["alpha"]).ok("GET", "/v1/policy")["decay_half_life_days"] == 30
+
+
+def test_uploads_idempotency_keys_and_reflect_sessions_are_the_tenants_own(
+    tenants: tuple[InProcess, dict[str, str], dict[str, Seeded]],
+) -> None:
+    """A retry key, an uploaded document and a reflect session of one tenant mean nothing to another: the same
+    Idempotency-Key stores beta's memory instead of replaying alpha's reply."""
+    server, keys, seeded = tenants
+    alpha, beta = Tenant(server.rest, keys["alpha"]), Tenant(server.rest, keys["beta"])
+    retry = {"Idempotency-Key": "same-key-everywhere"}
+    first = alpha.http.post("/v1/memories", json={"content": "Alpha's retried note."}, headers=retry)
+    other = beta.http.post("/v1/memories", json={"content": "Beta's retried note."}, headers=retry)
+    assert first.status_code == other.status_code == 201 and "Idempotent-Replayed" not in other.headers
+    assert other.json()["content"] == "Beta's retried note." and other.json()["id"] not in seeded["alpha"].ids
+    again = alpha.http.post("/v1/memories", json={"content": "Alpha's retried note."}, headers=retry)
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.json()["id"] == first.json()["id"]
+
+    page = b"# Gate\n\nThe garden gate code changed to 4417 on Monday.\n"
+    uploaded = alpha.ok("POST", "/v1/upload", files=[("files", ("gate.md", page, "text/markdown"))])
+    assert uploaded["uploaded"] == 1
+    cue = {"cue": "garden gate code 4417", "strategies": ["lexical"], "top_k": 20}
+    assert any("4417" in r["memory"]["content"] for r in alpha.ok("POST", "/v1/recall", json=cue)["results"])
+    assert not any("4417" in r["memory"]["content"] for r in beta.ok("POST", "/v1/recall", json=cue)["results"])
+
+    session = alpha.ok("POST", "/v1/reflect/prepare", json={})["session_id"]
+    insight = {"content": "x", "confidence": 0.5, "source_memory_ids": [seeded["alpha"].chain[0]]}
+    stolen = beta.http.post("/v1/reflect/commit", json={"session_id": session, "insights": [insight]})
+    assert stolen.status_code == 400 and "no reflect session" in stolen.json()["error"]

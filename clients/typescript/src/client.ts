@@ -103,6 +103,8 @@ export interface ClientOptions {
   baseUrl?: string;
   /** An API key (`hebbs keys create`); defaults to the HEBBS_API_KEY environment variable. */
   apiKey?: string;
+  /** Whose memories (sent as X-Hebbs-Tenant); left out: the key's own tenant. An admin key may name any. */
+  tenant?: string;
   /** Milliseconds before a request is abandoned (default 30 s). */
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -119,12 +121,14 @@ export class HebbsError extends Error {
 export class HebbsClient {
   readonly baseUrl: string;
   private readonly apiKey: string | undefined;
+  private readonly tenant: string | undefined;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: ClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:6381").replace(/\/+$/, "");
     this.apiKey = options.apiKey ?? process.env.HEBBS_API_KEY;
+    this.tenant = options.tenant;
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.fetchImpl = options.fetch ?? fetch;
   }
@@ -211,7 +215,10 @@ export class HebbsClient {
   }
 
   private headers(): Record<string, string> {
-    return this.apiKey ? { Authorization: `Bearer ${this.apiKey}` } : {};
+    return {
+      ...(this.apiKey ? { Authorization: `Bearer ${this.apiKey}` } : {}),
+      ...(this.tenant ? { "X-Hebbs-Tenant": this.tenant } : {}),
+    };
   }
 
   private async request(method: string, path: string, body?: unknown): Promise<unknown> {

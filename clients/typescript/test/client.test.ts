@@ -139,6 +139,11 @@ describe("HebbsClient", () => {
     });
     const stranger = new HebbsClient({ baseUrl: served.url, apiKey: "hb_wrong_key_000000000000000000000000" });
     await assert.rejects(stranger.recall({ cue: "disk" }), (error: unknown) => error instanceof HebbsError && error.status === 401);
+    // The served key is bound to the tenant `default`: naming another tenant is refused, naming its own is not.
+    const elsewhere = new HebbsClient({ baseUrl: served.url, apiKey: served.apiKey, tenant: "other-team" });
+    await assert.rejects(elsewhere.recall({ cue: "disk" }), (error: unknown) => error instanceof HebbsError && error.status === 403 && /tenant/.test(error.message));
+    const own = new HebbsClient({ baseUrl: served.url, apiKey: served.apiKey, tenant: "default" });
+    assert.ok((await own.recall({ cue: "staging disk full", topK: 1 })).results.length === 1);
     const nowhere = new HebbsClient({ baseUrl: "http://127.0.0.1:9", apiKey: "x", timeoutMs: 2_000 });
     await assert.rejects(nowhere.health(), (error: unknown) => error instanceof HebbsError && error.status === 0);
   });

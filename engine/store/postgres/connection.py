@@ -1,15 +1,17 @@
 """The PostgreSQL connection pool under the shared record store: schema, transactions, versions, metadata.
 
 Every table class (memories, edges, structures, vector sync, text, bookkeeping) is a mixin over this pool.
-Writes that change what recall reads take one advisory lock for their transaction, so the writers of every
-replica on the database commit one at a time (the text index's windows and statistics stay consistent, as
-under SQLite's single writer), and bump the `changes` counter in the same transaction: `version()` reads it,
-so every replica's in-memory caches see every other replica's commits. Reads run concurrently.
+Writes that change what recall reads take one advisory lock for their transaction (one per tenant's schema),
+so the writers of every replica on the database commit one at a time (the text index's windows and statistics
+stay consistent, as under SQLite's single writer), and bump the `changes` counter in the same transaction:
+`version()` reads it, so every replica's in-memory caches see every other replica's commits. Reads run
+concurrently.
 """
 
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -189,6 +191,9 @@ class PostgresConnection:
         self.url, self.schema = url, schema
         # NOTIFY channels are the database's, not a schema's: each tenant's replicas listen on their own.
         self._channel = CHANNEL if schema is None else f"{CHANNEL}_{schema}"
+        # Each tenant's writers take turns among themselves only: its change numbers are its own schema's.
+        self._write_lock = WRITE_LOCK if schema is None else (
+            (zlib.crc32(schema.encode()) & 0x7FFFFFFF) << 32 | WRITE_LOCK)
         self._pool = connect_pool(url, schema)
         self._lock = threading.RLock()  # this process's counted writes, and `version` against them
         self._generation = 0  # this process's counted commits
@@ -251,7 +256,7 @@ class PostgresConnection:
         with self._lock:
             with self._pool.connection() as conn, conn.transaction():
                 cur = conn.cursor()
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._write_lock,))
                 yield cur
                 cur.execute("UPDATE commits SET value = value + 1")
                 cur.execute(sql.SQL("NOTIFY {}").format(sql.Identifier(self._channel)))  # delivered on commit
