@@ -244,6 +244,7 @@ class DerivedIndexes:
         for _ in (self.vectors, self.timeline, self.graph, self.feature_index):
             pass
         self.candidates()
+        self._postings.catch_up()  # the lexical segment mapped (or built)
 
     # --- a batch's vectors upserted before its commit -----------------------------------------------------
     def commit_with_vectors(self, ids: Sequence[str], vectors: np.ndarray, commit: Callable[[bool], None]) -> bool:

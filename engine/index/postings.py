@@ -225,12 +225,15 @@ class LexicalPostings:
         """The memory id of each row number as UTF-8 bytes (b"" where a row has none): an `S` array."""
         segment = self._segment
         assert segment is not None
-        ids = segment.ids.fixed(np.minimum(rows, max(0, segment.width - 1)))
-        changed = [n for n, r in enumerate(rows.tolist()) if r in self._ids or r >= segment.width]
-        if not changed:
+        width = segment.width
+        ids = segment.ids.fixed(np.minimum(rows, max(0, width - 1)))
+        changed = rows >= width
+        if self._ids:
+            changed |= np.isin(rows, np.fromiter(self._ids, dtype=np.int64, count=len(self._ids)))
+        if not changed.any():
             return ids
         out = ids.astype(object)
-        for n in changed:
+        for n in np.flatnonzero(changed).tolist():
             out[n] = self._ids.get(int(rows[n]), "").encode()
         return out.astype(bytes)
 

@@ -25,13 +25,15 @@ from engine.index.derived import DerivedIndexes
 from engine.models import RecallResult, Strategy
 from engine.recall.fusion import FusionFrame, fused
 from engine.recall.fusion import frame as fusion_frame
-from engine.recall.lexical import lexical, with_matched_terms
+from engine.recall.lexical import LEXICAL_POOL, lexical, with_matched_terms
+from engine.recall.lexical_query import terms
 from engine.recall.presets import PLAIN_FUSION
 from engine.recall.ranking import Candidates, best_of, rank
 from engine.recall.strategies import Hit, RecallInputs, analogical, causal, similarity, temporal
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
 from engine.store.interface import Storage
+from engine.store.lexical import TABLES
 from engine.structures import StructureFollower
 
 # Fused recalls rank a candidate pool at least this large (similarity and lexical each contribute it).
@@ -165,6 +167,7 @@ class Recaller:
 
         if request.needs_cue_embedding and not self._indexes.vectors_open and not self._searches_exactly(request):
             self._indexes.open_vectors_meanwhile()  # a cold start imports Chroma while the model loads
+        lexical_ahead = self._search_text_meanwhile(request)
         cue_embedding, unnamed_embedding = self._cue_embeddings(request)
         indexes = self._indexes
         return RecallInputs(
@@ -181,7 +184,23 @@ class Recaller:
             candidates=indexes.candidates,
             postings=indexes.lexical_postings(),
             unnamed_embedding=unnamed_embedding,
+            lexical_ahead=lexical_ahead,
         )
+
+    def _search_text_meanwhile(self, request: RecallRequest) -> dict[tuple[str, tuple[str, ...], int], Any]:
+        """The lexical strategy's two BM25 searches, begun on the strategy pool while the cue is embedded (the
+        model releases the GIL): they need no embedding, and searched after it they added their time to the
+        recall's. Keyed as `RecallInputs.lexical_search` asks; a search asked otherwise runs then."""
+        postings = self._indexes.lexical_postings()
+        if Strategy.LEXICAL not in request.strategies or postings is None or not request.needs_cue_embedding:
+            return {}
+        words = tuple(terms(request.cue))
+        if not words:
+            return {}
+        limit = max(LEXICAL_POOL, max(request.top_k, FUSION_POOL) if request.fused else request.top_k)
+        k1, b = config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
+        pool = self._strategy_pool()
+        return {(table, words, limit): pool.submit(postings.search, table, words, limit, k1, b) for table in TABLES}
 
     def _searches_exactly(self, request: RecallRequest) -> bool:
         """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from collections.abc import Mapping as ReadOnlyMap
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -91,6 +92,9 @@ class RecallInputs:
     _rows: dict[str, FusionRow] = field(default_factory=dict, compare=False, repr=False)
     _rows_lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     _table: list[CandidateTable | None] = field(default_factory=list, compare=False, repr=False)
+    # BM25 searches begun before the cue was embedded (`Recaller._inputs`), by (table, words, limit).
+    lexical_ahead: ReadOnlyMap[tuple[str, tuple[str, ...], int], Future[list[tuple[str, float]]]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @property
     def cue_structure(self) -> dict[str, Any]:
@@ -136,6 +140,9 @@ class RecallInputs:
 
     def lexical_search(self, table: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """The best `limit` BM25 matches of any of the words in a lexical table (`Storage.lexical_search`)."""
+        ahead = self.lexical_ahead.get((table, tuple(words), limit))
+        if ahead is not None:
+            return ahead.result()
         if self.postings is None:
             return self.store.lexical_search(table, words, limit)
         return self.postings.search(table, words, limit, config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B)
