@@ -38,16 +38,17 @@ def rss_mb() -> float:
 
 
 def recall_ms(engine: MemoryEngine, cues: list[str]) -> float:
-    """Median ms of the default recall (not counted as an access) over the cues."""
+    """Median ms of the default recall (not counted as an access) over the cues, each asked once before (the
+    indexes a recall builds on first use, and the cue's embedding cache, are not what is compared)."""
     from engine.api.requests import RecallRequest
 
+    requests = [RecallRequest.parse({"cue": cue, "top_k": 10}) for cue in cues]
     times = []
-    for cue in cues:
-        request = RecallRequest.parse({"cue": cue, "top_k": 10})
+    for request in requests + requests:
         started = time.perf_counter()
         engine.retrieve(request)
         times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    return statistics.median(times[len(requests):])
 
 
 def main() -> None:
@@ -64,7 +65,6 @@ def main() -> None:
         try:
             first = tenants.get("t0")
             first.remember_many(items)
-            recall_ms(first, cues[:5])  # warm: the candidate table and posting lists are built on first use
             alone = recall_ms(first, cues)
             rss_one = rss_mb()
             opening, writes = [], []

@@ -54,6 +54,7 @@ class _Builder:
         self.segments: list[tuple[str, int, int]] = []
         self.sent_no = 0  # the sentence being read
         self.goal_tokens: set[int] = set()  # complements of goal verbs: their events are goals
+        self.attributive: set[str] = set()  # events that describe a noun ("no honey [to sell]"): never outcomes
 
     # --- events ----------------------------------------------------------------------------------------
     def event(self, lemma: str, token: Token, negated: bool, text: str, valence_from: Iterable[Token] = (),
@@ -83,6 +84,8 @@ class _Builder:
         ev = Event(f"e{len(self.ep.events)}", lemma, action, negated, len(self.ep.events), kind, sign,
                    f"not {text}" if folded and not text.startswith("not ") else text, self.sent_no,
                    "goal" if token.i in self.goal_tokens else "")
+        if token.dep_ in ("relcl", "acl"):
+            self.attributive.add(ev.id)
         self.ep.events.append(ev)
         self.by_token[token.i] = ev
         return ev
@@ -190,9 +193,12 @@ def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
 def _unable_or_lacking(token: Token) -> bool:
     """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
     someone needed did not happen, whatever the verb."""
-    if not any(c.dep_ == "neg" for c in token.children) and not any(c.dep_ == "expl" for c in token.children):
-        return False  # "nobody could compete" says who did not, not that something failed
-    return any((c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")) or c.dep_ == "expl" for c in token.children)
+    kids = list(token.children)
+    if any(c.dep_ == "expl" for c in kids):
+        return True
+    # a `neg`: "nobody could compete" says who did not, not that something failed
+    return any(c.dep_ == "neg" for c in kids) and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")
+                                                       for c in kids)
 
 
 def _compatible(pronoun_type: str, participant_type: str) -> bool:
@@ -649,9 +655,11 @@ def _cause_verb(b: _Builder, verb: Token) -> bool:
 def _outcomes(b: _Builder) -> None:
     """Higher-order relations: how each goal came out. The story's outcome is its last event with a sign
     (told after the goal, not itself a goal or a condition); it `achieves` a goal when good, `thwarts` it when
-    bad. With the causes leading to the outcome this is the cause of a met or failed goal."""
+    bad. With the causes leading to the outcome this is the cause of a met or failed goal. An event that only
+    describes a noun ("there was no honey [to sell]", "the money [she had saved]") is not an outcome."""
     for goal in (e for e in b.ep.events if e.mode == "goal"):
-        after = [e for e in b.ep.events if e.order > goal.order and e.sign and not e.mode]
+        after = [e for e in b.ep.events if e.order > goal.order and e.sign and not e.mode and
+                 e.id not in b.attributive]
         if after:
             b.relate("achieves" if after[-1].sign > 0 else "thwarts", after[-1], goal)
 

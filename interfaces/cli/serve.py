@@ -91,14 +91,16 @@ def keys_create(name: str, admin: bool) -> None:
     """Make a new key of one tenant (--tenant), or an admin key, and print it once (it cannot be shown again)."""
     tenant = click.get_current_context().obj["tenant"]
     if admin and tenant is not None:
-        raise click.UsageError("--admin and --tenant exclude each other: an admin key uses every tenant")
+        raise click.UsageError("--admin and --tenant (or HEBBS_TENANT) exclude each other: an admin key uses every "
+                               "tenant")
     with _ring() as ring:
         record, key = ring.create(name, None if admin else tenant or DEFAULT_TENANT)
     if _json():
         click.echo(json.dumps({**record.public(), "key": key}, indent=2))
     else:
         click.echo(key)
-        click.echo(f"(key id {record.id}; shown once: store it now)", err=True)
+        whose = "admin: every tenant" if record.tenant is None else f"tenant {record.tenant}"
+        click.echo(f"(key id {record.id}, {whose}; shown once: store it now)", err=True)
 
 
 @keys.command(name="list")

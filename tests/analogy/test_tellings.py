@@ -125,3 +125,8 @@ def test_kin_classes_match_below_the_same_class() -> None:
     buy = Event("c", "buy", "take", False, 0)
     assert event_match(lend, give) == 0.6
     assert event_match(lend, buy) < event_match(lend, give) < event_match(lend, Event("d", "aid", "help", False, 0))
+
+
+def test_an_event_that_describes_a_noun_is_not_the_outcome(extract: Any) -> None:
+    ep = extract("I wanted honey from my hives. The bees died, and there was no honey to sell.")
+    assert _goal_outcomes(ep) == {("thwarts", -1)}  # "to sell" (good) only describes the honey there was not

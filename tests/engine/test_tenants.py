@@ -20,7 +20,7 @@ from engine.models import EdgeType
 from engine.tenancy import DEFAULT_TENANT, tenant_name
 from engine.tenants import Tenants
 
-# The same memories in both tenants: three topics on three timelines, a causal chain, a contradiction.
+# The same memories in both tenants: two topics, a causal chain and a contradiction, each on a timeline of its own.
 TOPICS = {
     "garden": ["The tomatoes in the garden need watering every evening in July.",
                "Aphids are eating the roses; spray them with soapy water.",

@@ -177,8 +177,7 @@ class Bookkeeping(PostgresConnection):
             cur.execute("DELETE FROM replies WHERE key NOT IN (SELECT key FROM replies ORDER BY stored_at DESC"
                         " LIMIT %s)", (keep,))
 
-
-
+    # --- API keys shared by every server on the database (`KeyStorage`) ----------------------------------------
     def api_keys(self) -> str | None:
         return self.get_meta(KEYS)
 

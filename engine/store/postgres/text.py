@@ -21,8 +21,8 @@ from engine.store.windows import Links, Text, window_body, windows, within
 
 MEMORY, WINDOW = 0, 1  # text_docs.tbl / text_postings.tbl of memory_text and window_text
 ALL_TABLES = [MEMORY, WINDOW]
-# Lists of row numbers are sent as ::bigint[]: psycopg types a list of small ints smallint[], and a bigint
-# column compared with a smallint array is not looked up in its index (a scan of every posting instead).
+# Lists of row numbers are sent as ::bigint[] throughout: psycopg types a list of small ints smallint[], and
+# a bigint column compared with a smallint array is not looked up in its index (a scan of every posting).
 
 
 def _batches(cur: Any) -> Iterator[list[Any]]:
