@@ -5,8 +5,8 @@ BM25 over SQLite's FTS5 vocabulary views reads each cue term's postings through 
 holds the whole index as numpy arrays instead (per table: the terms as one UTF-8 blob with offsets, each
 term's postings as a slice of a row-number array and an occurrence array, each row's length; and each row
 number's memory id), saved as .npy files under `<data dir>/lexical/` and opened as memory maps: opening one
-reads nothing but its small description, a recall touches only its cue terms' pages, and the pages are the
-operating system's cache, shared by every process on the store, not each process's own heap.
+checks each file's CRC-32 (one sequential read) but copies nothing into the process, a recall touches only
+its cue terms' pages, and the pages are the operating system's cache, shared by every process on the store.
 
 A segment is immutable and describes the store at one change number (`seq`); `engine/index/postings.py`
 keeps the changes since in memory and writes a merged segment (`merged`, then `save`) once they grow.

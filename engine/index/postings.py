@@ -3,7 +3,7 @@
 The SQLite store's BM25 (engine/store/sqlite/fulltext.py `bm25`) is computed in SQL from FTS5's fts5vocab
 views: every recall walks every occurrence of every cue term through a virtual table, about 8.5 us each, which
 on a 100,000-memory store cost more than the rest of the recall. Here the whole index is a segment of numpy
-arrays in the data dir (engine/index/lexical_segment.py, memory-mapped: opening it reads almost nothing), and
+arrays in the data dir (engine/index/lexical_segment.py, memory-mapped, nothing copied into the process), and
 a search is a weighted sum over the cue terms' slices of it, in C. The scores are the same Okapi BM25 (Lucene
 idf, `k1`, `b`) with the same tie-break (memory id), so the ranked lists equal `fulltext.bm25`'s
 (tests/engine/test_recall_parity.py).

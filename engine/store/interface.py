@@ -324,18 +324,6 @@ class FullTextStorage(Protocol):
         """(rows, mean length in tokens) of a lexical table."""
         ...
 
-    def lexical_postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """One index term's posting list in a lexical table: (row numbers, occurrences), int32 arrays."""
-        ...
-
-    def lexical_row_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        """(row numbers ascending, memory ids) of the lexical tables' rows: int64 and object arrays."""
-        ...
-
-    def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
-        """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
-        ...
-
     def lexical_dump(self) -> LexicalDump:
         """The whole lexical index (each row number's memory id, both tables' postings and row lengths), read
         in one read transaction with the change number it was read at: what engine/index/lexical_segment.py
@@ -345,7 +333,7 @@ class FullTextStorage(Protocol):
     def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
         """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
         term: occurrences}), what posting lists held in memory need to follow a change of those memories
-        (the same numbers `lexical_postings` and `lexical_doc_sizes` give for those rows)."""
+        (the same numbers `lexical_dump` gives for those rows)."""
         ...
 
     def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:

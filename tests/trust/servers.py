@@ -45,8 +45,8 @@ class Server:
     def grpc(self) -> str:
         return f"127.0.0.1:{self.grpc_port}"
 
-    def http(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.rest, headers={"Authorization": f"Bearer {self.key}"}, timeout=120,
+    def http(self, timeout: float = 120, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.rest, headers={"Authorization": f"Bearer {self.key}"}, timeout=timeout,
                             **kwargs)
 
     def stub(self) -> Any:

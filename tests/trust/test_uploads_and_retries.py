@@ -182,7 +182,7 @@ def test_sigterm_during_a_long_write_lets_it_finish_and_answer(server: Server) -
     result: dict[str, httpx.Response] = {}
 
     def write() -> None:
-        with server.http() as http:
+        with server.http(timeout=600) as http:  # the whole batch: minutes on a busy 2-core machine
             result["reply"] = http.post("/v1/memories", json={"items": items},
                                         headers={"Idempotency-Key": "long-batch"})
 

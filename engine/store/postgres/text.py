@@ -174,20 +174,6 @@ class TextSearch(PostgresConnection):
         )[0]
         return (0, 0.0) if not rows else (int(rows), int(tokens) / int(rows))
 
-    def lexical_postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
-        rows = self._query("SELECT rowid, n FROM text_postings WHERE tbl = %s AND term = %s ORDER BY rowid",
-                           (table_number(table), term))
-        return np.array([r[0] for r in rows], dtype=np.int32), np.array([r[1] for r in rows], dtype=np.int32)
-
-    def lexical_row_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        rows = self._query("SELECT rowid, id FROM text_rows ORDER BY rowid")
-        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=object)
-
-    def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
-        rows = self._query("SELECT rowid, length FROM text_docs WHERE tbl = %s ORDER BY rowid",
-                           (table_number(table),))
-        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
-
     def lexical_dump(self) -> LexicalDump:
         """Read in one REPEATABLE READ transaction with the change number of the same snapshot; terms sorted
         by their bytes (COLLATE "C"), as the SQLite store sorts them."""

@@ -318,17 +318,6 @@ def bm25(
     return [(r[0], float(r[1])) for r in cur.execute(sql, params)]
 
 
-def postings(cur: sqlite3.Cursor, table: str, term: str) -> tuple[list[int], list[int]]:
-    """(row numbers, occurrences in each) of the rows of `table` holding the index term `term`, by row
-    number: one term's posting list, from the same fts5vocab view `bm25` reads."""
-    assert table in TABLES
-    _views(cur)
-    rows = cur.execute(
-        f"SELECT doc, count(*) FROM temp.{table}_instance WHERE term = ? GROUP BY doc ORDER BY doc", (term,)
-    ).fetchall()
-    return [r[0] for r in rows], [r[1] for r in rows]
-
-
 def documents(cur: sqlite3.Cursor, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
     """(row number, length in tokens, {index term: occurrences}) of the given memories' rows of `table` (those
     that have one): the rows' bodies tokenized again by the tables' own tokenizer, in the scratch table

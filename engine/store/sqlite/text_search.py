@@ -39,18 +39,6 @@ class TextSearch(SqliteConnection):
         with self._lock:
             return fulltext.totals(self._conn.cursor(), table)
 
-    def lexical_postings(self, table: str, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """One index term's posting list in a lexical table: (row numbers, occurrences), int32 arrays."""
-        with self._lock:
-            docs, counts = fulltext.postings(self._conn.cursor(), table, term)
-        return np.array(docs, dtype=np.int32), np.array(counts, dtype=np.int32)
-
-    def lexical_row_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        """(row numbers ascending, memory ids) of the lexical tables' rows: int64 and object arrays."""
-        with self._lock:
-            rows = fulltext.row_ids(self._conn.cursor())
-        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=object)
-
     def lexical_dump(self) -> LexicalDump:
         """The whole lexical index (row ids, both tables' postings and row lengths), read in one read
         transaction with the change number it was read at."""
@@ -64,12 +52,6 @@ class TextSearch(SqliteConnection):
             finally:
                 cur.execute("COMMIT")
         return LexicalDump(seq, np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows], tables)
-
-    def lexical_doc_sizes(self, table: str) -> tuple[np.ndarray, np.ndarray]:
-        """(row numbers ascending, lengths in tokens) of a lexical table's rows: int64 arrays."""
-        with self._lock:
-            rows = fulltext.doc_sizes(self._conn.cursor(), table)
-        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64)
 
     def lexical_documents(self, table: str, ids: Sequence[str]) -> dict[str, tuple[int, int, dict[str, int]]]:
         """Each given memory's row of a lexical table, if it has one: (row number, length in tokens, {index
