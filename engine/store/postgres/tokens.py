@@ -21,8 +21,15 @@ class Tokenizer:
         self._stems: dict[tuple[str, ...], list[str]] = {}
 
     def _fill(self, bodies: Sequence[str]) -> None:
-        self._conn.execute("DELETE FROM scratch")
+        self._clear()
         self._conn.executemany("INSERT INTO scratch (rowid, body) VALUES (?, ?)", list(enumerate(bodies, 1)))
+
+    def _clear(self) -> None:
+        """Empty the scratch index. A DELETE alone leaves FTS5's segments full of deleted entries, which every
+        later vocabulary scan reads again: after one window rewrite of 100,000 bodies each tokenized remember
+        took 0.13 s instead of 0.4 ms (a 100,000-memory PostgreSQL store: about 1 s per remember)."""
+        self._conn.execute("DELETE FROM scratch")
+        self._conn.execute("INSERT INTO scratch (scratch) VALUES ('rebuild')")
 
     def terms(self, bodies: Sequence[str]) -> list[Counter[str]]:
         """Each body's index terms with their occurrences (their sum is its length in tokens)."""
@@ -35,7 +42,7 @@ class Tokenizer:
                 "SELECT doc, term, count(*) FROM scratch_instance GROUP BY doc, term"
             ):
                 out[doc - 1][term] = n
-            self._conn.execute("DELETE FROM scratch")
+            self._clear()
         return out
 
     def stems(self, words: Sequence[str]) -> list[str]:
@@ -47,7 +54,7 @@ class Tokenizer:
                 self._fill(words)
                 rows = self._conn.execute("SELECT doc, offset, term FROM scratch_instance ORDER BY doc, offset")
                 found = list(dict.fromkeys(r[2] for r in rows))
-                self._conn.execute("DELETE FROM scratch")
+                self._clear()
                 if len(self._stems) >= _STEMS_KEPT:
                     self._stems.clear()
                 self._stems[key] = found
@@ -64,7 +71,7 @@ class Tokenizer:
                 ).fetchall()
             except sqlite3.OperationalError:
                 rows = []
-            self._conn.execute("DELETE FROM scratch")
+            self._clear()
         return {ids[r[0] - 1]: r[1] for r in rows}
 
 
