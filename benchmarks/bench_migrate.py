@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -53,6 +54,7 @@ def main() -> None:
     finally:
         server.remove()
         source.close()
+        shutil.rmtree(work, ignore_errors=True)
     out: dict[str, Any] = {
         "size": args.size, "machine": describe(), "load_average_before": [round(x, 2) for x in load_before],
         "seconds": round(seconds, 1), "memories_per_second": round(copied.memories / seconds, 1),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -51,7 +52,8 @@ def main() -> None:
     cues = np.asarray(model.encode([c.text for c in corpus_mod.cues(corp, args.queries)]), dtype=np.float32)
     ids = [f"m{n:07d}" for n in range(args.size)]
 
-    chroma = VectorIndex.open_embedded(Path(tempfile.mkdtemp(prefix="hebbs-bench-chroma-")))
+    folder = Path(tempfile.mkdtemp(prefix="hebbs-bench-chroma-"))
+    chroma = VectorIndex.open_embedded(folder)
     started = time.perf_counter()
     chroma.upsert(ids, vectors)
     chroma_build = time.perf_counter() - started
@@ -86,6 +88,8 @@ def main() -> None:
         found["pgvector"].append(len(truth & set(got)) / args.k)
     conn.execute("DROP TABLE bench_vectors")
     conn.close()
+    chroma.close()
+    shutil.rmtree(folder, ignore_errors=True)
     out: dict[str, Any] = {
         "size": args.size, "k": args.k, "queries": args.queries, "machine": describe(),
         "load_average_before": load_before, "load_average_after": [round(x, 2) for x in os.getloadavg()],

@@ -17,6 +17,7 @@ import argparse
 import itertools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -132,6 +133,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=60)
         server.remove()
+        shutil.rmtree(work, ignore_errors=True)
     one, two = (sum(v) / len(v) for v in rates.values())
     out: dict[str, Any] = {
         "size": args.size, "clients": args.clients, "seconds_per_run": args.seconds, "machine": describe(),
