@@ -88,7 +88,6 @@ def main() -> None:
         found["pgvector"].append(len(truth & set(got)) / args.k)
     conn.execute("DROP TABLE bench_vectors")
     conn.close()
-    chroma.close()
     shutil.rmtree(folder, ignore_errors=True)
     out: dict[str, Any] = {
         "size": args.size, "k": args.k, "queries": args.queries, "machine": describe(),
