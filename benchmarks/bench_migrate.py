@@ -25,6 +25,7 @@ import numpy as np
 from benchmarks import corpus as corpus_mod
 from benchmarks.bench_stores import load_corpus
 from benchmarks.machine import describe
+from benchmarks.paths import save_by_size
 from engine.store.migrate import migrate
 from engine.store.postgres import PostgresStore
 from engine.store.postgres.local_server import LocalServer
@@ -60,10 +61,7 @@ def main() -> None:
         "seconds": round(seconds, 1), "memories_per_second": round(copied.memories / seconds, 1),
         "edges": copied.edges, "copied": copied.memories,
     }
-    RESULTS.parent.mkdir(exist_ok=True)
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    previous[str(args.size)] = out
-    RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+    save_by_size(RESULTS, args.size, out)
     print(json.dumps(out, indent=2))
 
 

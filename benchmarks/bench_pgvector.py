@@ -26,6 +26,7 @@ import numpy as np
 
 from benchmarks import corpus as corpus_mod
 from benchmarks.machine import describe
+from benchmarks.paths import save_by_size
 from benchmarks.timing import summarize
 from engine.embedding import create_embedder
 from engine.index.vector import HNSW_EF_CONSTRUCTION, VectorIndex
@@ -98,10 +99,7 @@ def main() -> None:
     }
     query_ms = out["query"]
     query_ms["p50_pgvector_vs_chroma"] = round(query_ms["pgvector"]["p50_ms"] / query_ms["chroma"]["p50_ms"], 2)
-    RESULTS.parent.mkdir(exist_ok=True)
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    previous[str(args.size)] = out
-    RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+    save_by_size(RESULTS, args.size, out)
     print(json.dumps(out, indent=2))
 
 

@@ -32,6 +32,7 @@ from benchmarks import corpus as corpus_mod
 from benchmarks.bench_serve import _free_port, _up, _wait
 from benchmarks.bench_stores import load_corpus
 from benchmarks.machine import describe
+from benchmarks.paths import save_by_size
 from benchmarks.timing import summarize
 from engine.embedding import create_embedder
 from engine.store.postgres import PostgresStore
@@ -141,10 +142,7 @@ def main() -> None:
         "recalls_per_second": {k: [round(x, 1) for x in v] for k, v in rates.items()},
         "two_vs_one": round(two / one, 2), "write_to_visible_ms": summarize(visible),
     }
-    RESULTS.parent.mkdir(exist_ok=True)
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    previous[str(args.size)] = out
-    RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+    save_by_size(RESULTS, args.size, out)
     print(json.dumps(out, indent=2))
 
 

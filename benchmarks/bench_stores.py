@@ -22,6 +22,7 @@ import numpy as np
 
 from benchmarks import corpus as corpus_mod
 from benchmarks.machine import describe
+from benchmarks.paths import save_by_size
 from benchmarks.timing import summarize
 from engine import MemoryEngine
 from engine.embedding import create_embedder
@@ -111,10 +112,7 @@ def main() -> None:
         for kind in ("recall", "remember"):
             out[kind]["p50_postgres_vs_sqlite"] = round(out[kind]["postgres"]["p50_ms"] / out[kind]["sqlite"]["p50_ms"],
                                                        2)
-        RESULTS.parent.mkdir(exist_ok=True)
-        previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-        previous[str(args.size)] = out
-        RESULTS.write_text(json.dumps(previous, indent=2) + "\n")
+        save_by_size(RESULTS, args.size, out)
         print(json.dumps(out, indent=2))
     finally:
         server.remove()

@@ -40,3 +40,10 @@ def write_json(path: Path, data: Any) -> None:
     """A results file as the benchmarks keep them: indented JSON with a final newline, its folder made."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def save_by_size(path: Path, size: int, run: dict[str, Any]) -> None:
+    """Keep one run per store size in a results file: this size's entry replaced, the other sizes' kept."""
+    runs = json.loads(path.read_text()) if path.exists() else {}
+    runs[str(size)] = run
+    write_json(path, runs)
