@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from engine import config
-from engine.index import lexical_segment
+from engine.index import candidate_segment, lexical_segment
+from engine.index.candidate_segment import CandidateSegment
 from engine.index.candidates import CandidateTable
 from engine.index.edge_graph import GraphIndex
 from engine.index.feature_index import FeatureIndex
@@ -34,6 +35,12 @@ from engine.store.rows import MemoryRecord, to_micros
 log = logging.getLogger(__name__)
 
 VectorSource = VectorIndex | Callable[[], VectorIndex] | None
+
+# Memories changed since the candidate segment that are held in memory before the next segment is written
+# (fewer for a small store: a quarter of its rows, at least `CANDIDATE_MERGE_MIN`); a reopen reads at most
+# this many from the store.
+CANDIDATE_MERGE_AT = 20_000
+CANDIDATE_MERGE_MIN = 1_000
 
 
 class DerivedIndexes:
@@ -54,6 +61,8 @@ class DerivedIndexes:
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
         self._candidates_at: tuple[int, int] | None = None  # the store's version it was last caught up at
+        self._candidate_folder = data_dir / candidate_segment.DIRNAME
+        self._deferring = 0  # bulk imports under way (`deferred`)
         # Caught up after each write (`_follow`) and before each search; its segment lives in the data dir.
         self._postings = LexicalPostings(store, data_dir / lexical_segment.DIRNAME)
         # Held from a batch's vector upsert to its records' commit (`commit_with_vectors`) and by an erasure's
@@ -160,6 +169,15 @@ class DerivedIndexes:
                     self._timeline = TimelineIndex(rows)
             return self._timeline
 
+    def entity_names(self) -> tuple[str, ...]:
+        """Every entity with a memory (revisions aside), sorted: the timeline's list when it is built, else the
+        candidate table's (a recall's unnamed cue needs the names, not the timeline: building that for them
+        made a reopened store's first recall read every memory)."""
+        timeline = self._timeline  # (an attribute read: not behind the lock a vector index opening holds)
+        if timeline is not None:
+            return timeline.entities()
+        return self.candidates().entities(self.revision_ids())
+
     def has_entity(self, entity_id: str) -> bool:
         """Whether memories use this entity id, answered from the timeline when it is built (False when it is
         not: building it for this question would cost more than asking the store)."""
@@ -193,7 +211,12 @@ class DerivedIndexes:
         """The candidate table (engine/index/candidates.py), built on first use and caught up with the store's
         change log when the store moved since (`Storage.version`: one cheap read while nothing changed)."""
         version = self._store.version()  # read first: a commit meanwhile is caught up now or next time
+        # The first use maps the segment (reading its files to check them) before taking the lock: a reopened
+        # store's first recall opens the vector index meanwhile, holding the lock for seconds at a million.
+        segment = self._load_candidates() if self._candidates is None else None
         with self._lock:
+            if self._candidates is None and segment is not None:
+                self._candidates = CandidateTable.on(segment)
             if self._candidates is None or self._candidates_at != version:
                 self._catch_up()
                 self._candidates_at = version
@@ -201,31 +224,99 @@ class DerivedIndexes:
             return self._candidates
 
     def _catch_up(self) -> None:
-        """Bring the candidate table to the store's latest change (built on first use): the memories changed
-        since are read again (rows and links), never the whole store, unless more than half of the table
-        changed (reading it all is cheaper then) or the store keeps no change log. Called with the lock held."""
+        """Bring the candidate table to the store's latest change: opened from its segment in the data dir
+        (or rebuilt from the store, see `_rebuild_candidates`), then the memories changed since are read again
+        (rows and links), never the whole store, unless more than half of the table changed (reading it all
+        is cheaper then) or the store keeps no change log. Once the changes held are many, or a quarter of
+        the rows are retired versions, the next segment is written. Called with the lock held."""
         table = self._candidates
-        caught = None if table is None else self._store.changes_since(table.seq)
-        if table is None or caught is None or len(caught[1]) > max(1024, len(table) // 2):
-            with _bulk_build():
-                self._candidates = CandidateTable(*self._store.candidate_rows())
+        if table is None:
+            table = self._candidates = self._open_candidates()
+        caught = self._store.changes_since(table.seq)
+        if caught is None or len(caught[1]) > max(CANDIDATE_MERGE_AT, len(table) // 2):
+            self._candidates = self._rebuild_candidates()
             return
         seq, changed = caught
-        if changed:
-            rows = self._store.fusion_rows(changed, with_embeddings=True)
-            table.catch_up(seq, changed, rows, self._store.followed_by_neighbours(list(rows)))
-            if table.retired > max(1024, len(table) // 4):
-                self._candidates = table.compacted()
-        else:
-            table.seq = seq
+        for start in range(0, len(changed), CANDIDATE_MERGE_AT):
+            chunk = changed[start : start + CANDIDATE_MERGE_AT]
+            rows = self._store.fusion_rows(chunk, with_embeddings=True)
+            last = start + CANDIDATE_MERGE_AT >= len(changed)  # a segment merged before then keeps the old
+            # change number: the next open reads the rest again
+            table.catch_up(seq if last else table.seq, chunk, rows, self._store.followed_by_neighbours(list(rows)))
+            table = self._candidates = self._merge_candidates(table)
+        table.seq = seq
+
+    def _open_candidates(self) -> CandidateTable:
+        """The table on its segment in the data dir, or rebuilt when that is missing or unusable."""
+        segment = self._load_candidates()
+        return CandidateTable.on(segment) if segment is not None else self._rebuild_candidates()
+
+    def _load_candidates(self) -> CandidateSegment | None:
+        """The candidate segment in the data dir, mapped; None when missing or unusable (see `CandidateSegment.load`;
+        a segment replaced meanwhile is only older: the catch-up reads the changes since)."""
+        key = self._postings.store_key()
+        return CandidateSegment.load(self._candidate_folder, key, self._store.change_seq()) if key else None
+
+    def _rebuild_candidates(self) -> CandidateTable:
+        """The table from the whole record store (one pass), its segment saved in the data dir."""
+        with _bulk_build():
+            seq, columns, edges = self._store.candidate_rows()
+            segment = CandidateTable(seq, columns, edges, self._postings.store_key()).segment
+        return CandidateTable.on(self._saved(segment))
+
+    def _merge_candidates(self, table: CandidateTable, force: bool = False) -> CandidateTable:
+        """The table on a new segment once it holds many changes, or once a quarter of its rows are retired
+        versions (those are left out); `force`: now, without any retired row (an erasure)."""
+        compact = force or table.retired > max(CANDIDATE_MERGE_MIN, (len(table) + table.retired) // 4)
+        if compact or table.held > max(CANDIDATE_MERGE_MIN, min(CANDIDATE_MERGE_AT, len(table) // 4)):
+            return CandidateTable.on(self._saved(table.merged(compact)))
+        return table
+
+    def _saved(self, segment: CandidateSegment) -> CandidateSegment:
+        """The segment saved and mapped back when it can be (else held in memory)."""
+        if not segment.store_key or self._store.read_only:
+            return segment
+        try:
+            return segment.save(self._candidate_folder)
+        except OSError as exc:
+            log.warning("candidate segment not saved (%s); kept in memory", exc)
+            return segment
+
+    def _erase_candidates(self) -> None:
+        """Forgotten memories leave the candidate segment's files: a segment without retired rows, now."""
+        with self._lock:
+            self._catch_up()
+            assert self._candidates is not None
+            self._candidates = self._merge_candidates(self._candidates, force=True)
+            self._candidates_at = None
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A bulk import: the catch-up each commit does (`_follow`) waits for the end and is done once there.
+
+        Caught up after every batch, the posting lists re-read each batch's rows and, as they grow, merged
+        their segment again and again (the largest share of a profiled 20,000-memory build). Caught up once at
+        the end, the changes are read once, or, when they are most of the store, the segments are rebuilt in
+        one pass. A recall meanwhile still sees every commit (it catches up first).
+        """
+        with self._lock:
+            self._deferring += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._deferring -= 1
+                if not self._deferring:
+                    self._follow()
 
     def _follow(self) -> None:
-        """Right after a commit of this engine: what recall holds in memory catches up with it now, so the
-        next recall pays nothing for it (the posting lists, and the candidate table once built). With the
-        lock held."""
-        if self._candidates is not None:
-            self._candidates_at = self._store.version()
-            self._catch_up()
+        """Right after a commit of this engine: recall's segments catch up with it now (opened first if need
+        be), so the next recall pays nothing for it and the next open finds them written, unless a bulk import
+        defers it (`deferred`). With the lock held."""
+        if self._deferring:
+            return
+        self._candidates_at = self._store.version()
+        self._catch_up()
         self._postings.catch_up()
 
     def lexical_postings(self) -> LexicalPostings | None:
@@ -408,6 +499,7 @@ class DerivedIndexes:
                     vector_files.purge_queue(index.path, self._store.existing)
         self._store.purge_deleted_text()
         self._postings.erase()
+        self._erase_candidates()
         self._store.clear_erase_pending()
         self._store.checkpoint()
 

@@ -188,7 +188,7 @@ class LexicalSegment:
         for key, array in arrays.items():
             path = target / f"{key}.npy"
             np.save(path, np.ascontiguousarray(array))
-            files[key] = {"crc32": _crc32(path), "shape": list(array.shape)}
+            files[key] = {"crc32": file_crc32(path), "shape": list(array.shape)}
         description = {"format": FORMAT, "seq": self.seq, "store_key": self.store_key, "files": files}
         (target / _DESCRIPTION).write_text(json.dumps(description))
         pointer = folder / f"{_POINTER}.{name}"
@@ -216,7 +216,7 @@ class LexicalSegment:
             arrays = {}
             for key, spec in description["files"].items():
                 path = target / f"{key}.npy"
-                if _crc32(path) != spec["crc32"]:
+                if file_crc32(path) != spec["crc32"]:
                     raise ValueError(f"{path.name}: CRC-32 differs")
                 # A plain view of the map: numpy's memmap subclass costs microseconds per indexing.
                 arrays[key] = np.load(path, mmap_mode="r").view(np.ndarray) if spec["shape"] != [0] else np.load(path)
@@ -245,7 +245,8 @@ def _check(segment: LexicalSegment) -> None:
         raise ValueError("ids disagree with their offsets")
 
 
-def _crc32(path: Path) -> int:
+def file_crc32(path: Path) -> int:
+    """A file's CRC-32, read in 4 MiB pieces (the segments' files can be larger than what should be read at once)."""
     crc = 0
     with path.open("rb") as f:
         while block := f.read(1 << 22):

@@ -109,7 +109,7 @@ class LexicalPostings:
                 self._rebuild()
 
     def _open(self) -> None:
-        key = self._store_key()
+        key = self.store_key()
         segment = None
         if self._folder is not None and key:
             segment = LexicalSegment.load(self._folder, key, self._store.change_seq())
@@ -122,7 +122,7 @@ class LexicalPostings:
     def _rebuild(self) -> None:
         """A segment from the whole store, saved (when it can be)."""
         dump = self._store.lexical_dump()
-        self._use(self._saved(LexicalSegment.from_dump(dump, self._store_key())))
+        self._use(self._saved(LexicalSegment.from_dump(dump, self.store_key())))
 
     def _merge(self) -> None:
         """The held changes merged into a new segment, as of the change caught up to."""
@@ -146,7 +146,8 @@ class LexicalPostings:
             return segment
         return LexicalSegment.load(self._folder, segment.store_key, segment.seq) or segment
 
-    def _store_key(self) -> str:
+    def store_key(self) -> str:
+        """The key naming the store (its meta), made on first use: a data dir's segments never serve another."""
         key = self._store.get_meta(STORE_KEY)
         if not key and not self._store.read_only:
             key = secrets.token_hex(8)

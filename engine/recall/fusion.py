@@ -26,9 +26,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -48,26 +48,73 @@ _SIGNALS_OF = {
 _SHARED_SIGNALS = ("entity_named",)
 
 
+def named_entities(cue: str, entities: Iterable[str | None]) -> set[str]:
+    """Of `entities`, those the cue names by any word of the entity's name."""
+    words = set(terms(cue))
+    return {e for e in set(entities) if e is not None and name_words(e) & words} if words else set()
+
+
 def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[str, float]:
     """1 for a candidate whose entity (a conversation message's speaker, a document's subject) the cue
     names by any word of the entity's name, else 0: "What did Melanie read?" favours what Melanie said over
     what was said to her, while lexical BM25 barely weighs a name that is in half the memories."""
-    words = set(terms(inp.request.cue))
-    if not words:
-        return {}
-    hit = {e: bool(name_words(e) & words) for e in set(entities.values()) if e is not None}
-    return {memory_id: 1.0 for memory_id, entity in entities.items() if entity is not None and hit[entity]}
+    named = named_entities(inp.request.cue, entities.values())
+    return {memory_id: 1.0 for memory_id, entity in entities.items() if entity in named}
 
 
-def _padded(rows: Sequence[Sequence[int]], pad: int) -> np.ndarray:
-    """Ragged index lists as one matrix, short rows filled with `pad` (at least one column)."""
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    width = max(1, int(lengths.max(initial=0)))
-    out = np.full((len(rows), width), pad, dtype=np.int64)
-    total = int(lengths.sum())
-    if total:
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        out[np.repeat(np.arange(len(rows)), lengths), np.arange(total) - starts] = list(chain.from_iterable(rows))
+def _named_column(inp: RecallInputs, entities: Sequence[str | None]) -> np.ndarray:
+    """`entity_named` as a column over the pool (`entities`: each candidate's entity, in pool order)."""
+    named = named_entities(inp.request.cue, entities)
+    return np.fromiter(map(named.__contains__, entities), dtype=np.float64, count=len(entities))
+
+
+_NO_PAIRS = np.zeros(0, dtype=np.int64)
+
+
+def _codes(keys: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
+    """Each key as a number (keys numbered in order of first appearance), and the numbering."""
+    number = {k: n for n, k in enumerate(dict.fromkeys(keys))}
+    return np.fromiter(map(number.__getitem__, keys), dtype=np.int64, count=len(keys)), number
+
+
+def _ranks(ids: Sequence[str]) -> np.ndarray:
+    """Each id's rank in sorted order (ids are unique; numpy's unicode order is Python's code point order)."""
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.argsort(np.array(ids), kind="stable")] = np.arange(len(ids))
+    return rank
+
+
+def _same_episode_pairs(pool: Sequence[str], links: Mapping[str, Collection[str]], at: Mapping[str, int],
+                        codes: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(candidate, neighbour) positions of every pool member's followed_by neighbours that were read (`at`) and
+    share its episode (`codes`), sorted by candidate, then by the neighbour's id (`rank`)."""
+    lists = list(map(links.get, pool, repeat(())))
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    total = int(counts.sum())
+    if not total:
+        return _NO_PAIRS, _NO_PAIRS
+    near = np.fromiter(map(at.get, chain.from_iterable(lists), repeat(-1)), dtype=np.int64, count=total)
+    src = np.repeat(np.arange(len(pool), dtype=np.int64), counts)
+    keep = near >= 0
+    src, near = src[keep], near[keep]
+    keep = codes[src] == codes[near]
+    src, near = src[keep], near[keep]
+    order = np.lexsort((rank[near], src))
+    return src[order], near[order]
+
+
+def _padded_pairs(pairs: tuple[np.ndarray, np.ndarray], size: int, pad: int, own: bool) -> np.ndarray:
+    """Each candidate's neighbours (`pairs` sorted by candidate) as one row of a matrix, short rows filled with
+    `pad` (at least one column); `own`: each row starts with the candidate itself."""
+    src, near = pairs
+    counts = np.bincount(src, minlength=size)
+    lead = 1 if own else 0
+    out = np.full((size, max(1, lead + int(counts.max(initial=0)))), pad, dtype=np.int64)
+    if own:
+        out[:, 0] = np.arange(size)
+    if len(src):
+        starts = np.cumsum(counts) - counts
+        out[src, lead + np.arange(len(src)) - starts[src]] = near
     return out
 
 
@@ -155,20 +202,20 @@ def _read(
     inp: RecallInputs, pool: Sequence[str], outside: Sequence[str], embed: bool
 ) -> tuple[list[str], int, list[str], list[str | None], np.ndarray | None]:
     """Of the pool and the window's outside neighbours, those that exist (pool first) and how many of them are
-    the pool's, with each one's episode key and entity and, when `embed`, its embedding (one row each): from
+    the pool's, with each one's episode key, each pool member's entity and, when `embed`, the embeddings: from
     the candidate table by row number when it is in memory (one id lookup each), else one read of the store."""
     table = inp.table()
     if table is not None:
         mine, theirs = table.locate(pool), table.locate(outside)
         ids, rows = mine[0] + theirs[0], mine[1] + theirs[1]
         matrix = table.embeddings_at(rows) if embed and ids else None
-        return ids, len(mine[0]), table.episodes_at(rows), table.entities_at(rows), matrix
+        return ids, len(mine[0]), table.episodes_at(rows), table.entities_at(mine[1]), matrix
     read = inp.rows([*pool, *outside])
     kept = [i for i in pool if i in read]
     ids = kept + [i for i in outside if i in read]
     found = [read[i] for i in ids]
     matrix = inp.embeddings(ids, read) if embed and ids else None
-    return ids, len(kept), [r.episode for r in found], [r.entity_id for r in found], matrix
+    return ids, len(kept), [r.episode for r in found], [r.entity_id for r in found[: len(kept)]], matrix
 
 
 def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, absent_is_zero: bool) -> np.ndarray:
@@ -202,7 +249,7 @@ def frame(
     excluded = inp.excluded
     links = _links(inp, found)
     known = set(found)
-    extra = sorted({n for i in found for n in links.get(i, ()) if n not in known and n not in excluded})
+    extra = sorted(set(chain.from_iterable(links.values())) - known - excluded)  # (links: of found ids only)
     windows = windows and Strategy.SIMILARITY in hit_lists
     if extra and (smoothing or windows):  # the added neighbours' own neighbours, for their windows and smoothing
         links.update(_links(inp, extra))
@@ -211,23 +258,21 @@ def frame(
     cue = inp.cue_embedding
     if windows and cue is not None:  # the window vectors need the pool's neighbours too
         known.update(extra)
-        outside = sorted({n for i in pool for n in links.get(i, ()) if n not in known and n not in excluded})
+        outside = sorted(set(chain.from_iterable(links.values())) - known - excluded)
     cue_read = cue is not None
     # One read for every candidate: episode key, entity, embedding (also drops anything forgotten meanwhile).
     ids, size, episode, entity, matrix = _read(inp, pool, outside, cue_read)
     if not size:
         return EMPTY_FRAME
     pool = ids[:size]
-    at = {i: n for n, i in enumerate(ids)}  # a hit is a pool member: its position is below `size`
-    key = episode[:size]
-    # Each candidate's same-episode neighbours that exist, in id order (the window's and smoothing's members).
-    near: list[list[int]] = [[] for _ in range(size)]
+    at = dict(zip(ids, range(len(ids)), strict=True))  # a hit is a pool member: its position is below `size`
+    codes, number = _codes(episode)
+    rank = _ranks(ids)
+    # Each candidate's same-episode neighbours that exist, in id order (the window's and smoothing's members),
+    # as (candidate, neighbour) position pairs sorted by candidate.
+    near = (_NO_PAIRS, _NO_PAIRS)
     if smoothing or (windows and cue_read):
-        for m, i in enumerate(pool):
-            linked = links.get(i, ())
-            if linked:
-                k = key[m]
-                near[m] = [n for x in sorted(linked) if (n := at.get(x, -1)) >= 0 and episode[n] == k]
+        near = _same_episode_pairs(pool, links, at, codes, rank)
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
     cosine: np.ndarray | None = None
     window: np.ndarray | None = None
@@ -240,7 +285,7 @@ def frame(
             if inp.unnamed_embedding is not None:
                 plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
         if windows:
-            members_of = _padded([[m, *near[m]] for m in range(size)], len(ids))
+            members_of = _padded_pairs(near, size, len(ids), own=True)
             window = _window_cosines(matrix, cos, members_of)
     names: list[str] = []
     columns: list[np.ndarray] = []
@@ -274,20 +319,20 @@ def frame(
             columns.append(_column(values, at, size, False))
     if entities and Strategy.LEXICAL in hit_lists:
         names.append("entity_named")
-        columns.append(_column(entity_named(inp, dict(zip(pool, entity[:size], strict=True))), at, size, True))
+        columns.append(_named_column(inp, entity))
     raw = np.empty((size, len(columns)), dtype=np.float64, order="F")  # column-major: each signal contiguous
     for n, column in enumerate(columns):
         raw[:, n] = column
     z = np.ascontiguousarray(_zscores(raw))  # row-major, as the weighted sum has always read it
     if smoothing:
-        neighbours = _padded([[n for n in near[m] if n < size] for m in range(size)], -1)
-        episodes = {k: g for g, k in enumerate(dict.fromkeys(key))}
-        group = np.array([episodes[k] for k in key], dtype=np.int64)
-        grouped = np.array([k != NO_EPISODE for k in key], dtype=bool)
+        inside = near[1] < size
+        neighbours = _padded_pairs((near[0][inside], near[1][inside]), size, -1, own=False)
+        group = codes[:size]  # numbered in order of first appearance in the pool (the pool comes first)
+        grouped = group != number.get(NO_EPISODE, -1)
     else:
         neighbours = np.full((size, 1), -1, dtype=np.int64)
         group, grouped = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
-    by_id = np.argsort(np.argsort(np.array(pool)))
+    by_id = np.argsort(np.argsort(rank[:size]))  # the ids' order within the pool
     return FusionFrame(tuple(pool), tuple(names), raw, z, neighbours, group, grouped, by_id)
 
 

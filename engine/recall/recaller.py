@@ -216,7 +216,7 @@ class Recaller:
         cue_unnamed = None
         weighed = request.fused and request.fusion.weight("similarity_unnamed") > 0
         if weighed and Strategy.SIMILARITY in request.strategies:
-            cue_unnamed = unnamed(request.cue, self._indexes.timeline.entities())
+            cue_unnamed = unnamed(request.cue, self._indexes.entity_names())
         vectors = self._embed([request.cue] if cue_unnamed is None else [request.cue, cue_unnamed])
         return vectors[0], (vectors[1] if cue_unnamed is not None else None)
 
@@ -259,9 +259,13 @@ class Recaller:
             chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow
             return STRATEGIES[strategy](seeding if strategy == Strategy.CAUSAL else chosen)
 
+        # The last strategy runs on this thread while the others run on the pool: one thread handoff fewer per
+        # recall (on a busy machine each one waits for a time slice), the same hits.
         strategies = request.strategies
-        many = len(strategies) > 1
-        hit_lists = list(self._strategy_pool().map(run, strategies)) if many else [run(strategies[0])]
+        pool = self._strategy_pool() if len(strategies) > 1 else None
+        others = [pool.submit(run, s) for s in strategies[:-1]] if pool is not None else []
+        last = run(strategies[-1])
+        hit_lists = [f.result() for f in others] + [last]
         return dict(zip(strategies, hit_lists, strict=True))
 
     def _strategy_pool(self) -> ThreadPoolExecutor:

@@ -20,6 +20,7 @@ from engine.analogy.mapping import Mapping, map_episodes, self_score
 from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
 from engine.errors import MemoryNotFoundError
+from engine.index.candidate_segment import row_dots
 from engine.index.candidates import CandidateTable
 from engine.index.edge_graph import GraphIndex, Reached
 from engine.index.feature_index import FeatureIndex
@@ -182,7 +183,7 @@ class RecallInputs:
         rows = [row for batch in self.store.all_embeddings() for row in batch]
         if not rows:
             return []
-        distances = 1.0 - np.stack([v for _, v in rows]) @ np.asarray(self.cue_embedding, dtype=np.float32)
+        distances = 1.0 - row_dots(np.stack([v for _, v in rows]), np.asarray(self.cue_embedding, dtype=np.float32))
         ordered = sorted(range(len(rows)), key=lambda n: (float(distances[n]), rows[n][0]))[:k]
         return [Neighbour(rows[n][0], float(distances[n])) for n in ordered]
 

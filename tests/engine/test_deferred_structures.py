@@ -238,3 +238,18 @@ def test_the_barrier_reads_no_table_while_the_store_is_unchanged(
     engine.recall(CUE, strategies=["analogical"])  # a write moved the version: the barrier looks, and extracts
     assert looked and engine.pending_structures() == 0
     assert engine.structure_of(added.id) == EpisodeExtractor().extract([added.content])[0]
+
+
+def test_structures_of_an_older_extractor_version_are_re_extracted_before_the_first_analogical_recall(
+        tmp_path: Path, embedder: Embedder, clock: ManualClock) -> None:
+    from engine.analogy.episode_graph import GRAPH_VERSION
+
+    with MemoryEngine(tmp_path / "data", embedder=embedder, clock=clock) as engine:
+        ids = _remember_and_extract(engine)
+        current = engine.structure_of(ids[0])
+        old = {**current, "version": GRAPH_VERSION - 1, "graph": {}, "features": []}
+        engine._store.set_structures([(ids[0], TEXTS[0], old)])  # as an older engine left it
+        assert engine.structure_of(ids[0])["version"] == GRAPH_VERSION - 1
+    with MemoryEngine(tmp_path / "data", embedder=embedder, clock=clock) as engine:
+        engine.recall(CUE, strategies=["analogical"])
+        assert engine.structure_of(ids[0]) == current

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import MemoryEngine, config
 from engine.analogy.text import StoredEpisode, episode
@@ -31,12 +33,14 @@ from engine.index.vector import VectorIndex
 from engine.models import RecallResult, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
 from engine.recall.lexical_query import terms
+from engine.recall.presets import RECOMMENDED
 from engine.store import windows
 from engine.store.records import RecordStore
 from engine.store.rows import NO_EPISODE, FusionRow, ScoreInputs, from_micros
 from engine.store.sqlite import fulltext
 from tests.conftest import START
 from tests.engine.concurrency import failures_beside
+from tests.engine.test_fusion_arrays import reference_frame, reference_fuse
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 CHATS = sorted(SAMPLE.rglob("*.json"))
@@ -171,9 +175,14 @@ def test_candidate_table_follows_own_and_other_instances_writes(
     engine.add_edge(more[1].id, added.id, "caused_by")
     first = fast[(CUES[1], 0)][0][0]
     engine.revise(first, content="Annual contracts get a larger pricing discount", context={"document": "pricing"})
+    fast = _all_recalls(engine)
+    assert indexes.candidates() is table and table.retired >= 1
+    # Forgetting erases: the table moves to a new segment without retired rows (no embedding of a forgotten
+    # memory is left in its files).
     engine.forget(memory_ids=[fast[(CUES[2], 0)][0][0]])
     fast = _all_recalls(engine)
-    assert indexes.candidates() is table and table.retired >= 2
+    table = indexes.candidates()
+    assert table.retired == 0 and table.held == 0
     assert {added.id, more[0].id} <= set(table.followed_by([more[0].id])[added.id] | {added.id})
     _assert_same_as_plain(engine, fast)
     # Writes by another engine instance on the same data dir (another connection) between two recalls: caught
@@ -430,3 +439,33 @@ def test_recalls_while_this_engine_writes_and_forgets_see_a_consistent_table(sto
     # structure catch-ups commit too; either way it must give the same recalls as the plain reads.)
     assert engine._indexes.candidates() is not None  # noqa: SLF001
     _assert_same_as_plain(engine, _all_recalls(engine))
+
+
+CUE_WORDS = sorted({w for cue in CUES for w in cue.split()} | {"who", "said", "launch", "team", "sales", "queue"})
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(CUE_WORDS), min_size=1, max_size=6))
+def test_the_default_recalls_columnar_frame_equals_the_per_candidate_reference(
+    store_engine: MemoryEngine, words: list[str]
+) -> None:
+    """The default recall's frame on a real store (conversations' episodes and followed_by links, a forgotten
+    message, a revision) is the per-candidate fusion's (tests/engine/test_fusion_arrays.py), and so is what it
+    ranks: the pool's order, neighbours and episodes exactly, the signals to float rounding."""
+    recaller = store_engine._recaller  # noqa: SLF001 - the frame is what is under test
+    inputs = recaller._inputs(build_request(" ".join(words), top_k=10))  # noqa: SLF001
+    hits = recaller._fused_hits(inputs)  # noqa: SLF001
+    settings_ = RECOMMENDED.fusion
+    flags = (settings_.weight("similarity_window") > 0, settings_.weight("entity_named") > 0,
+             settings_.weight("similarity_unnamed") > 0, settings_.smooths)
+    expected = reference_frame(inputs, hits, *flags)
+    got = fusion.frame(inputs, hits, *flags)
+    assert got.pool and got.pool == expected.pool and got.signals == expected.signals
+    assert np.allclose(got.raw, expected.raw, rtol=0, atol=1e-12) and np.allclose(got.z, expected.z, rtol=0, atol=1e-12)
+    for name in ("neighbours", "group", "grouped", "by_id"):
+        assert np.array_equal(getattr(got, name), getattr(expected, name)), name
+    assert (got.neighbours >= 0).any()  # the store's episodes give candidates same-episode neighbours
+    result = fusion.fused(inputs, hits, settings_, 40)
+    reference = reference_fuse(inputs, hits, settings_, 40)
+    assert list(result.ids) == [r[0] for r in reference]
+    assert np.allclose(result.relevance, [r[1] for r in reference], rtol=0, atol=1e-12)

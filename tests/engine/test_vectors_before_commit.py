@@ -85,9 +85,9 @@ def test_built_indexes_are_left_out_of_full_collections(
     data_dir: Path, embedder: Embedder, clock: ManualClock
 ) -> None:
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as eng:
-        stored = eng.remember_many(_notes("frozen", 20))
         gc.unfreeze()
         before = gc.get_freeze_count()
+        stored = eng.remember_many(_notes("frozen", 20))  # the write path builds the candidate table
         table = eng._indexes.candidates()
         assert table is not None and len(table) == 20
         assert gc.get_freeze_count() > before  # the table's objects moved to the permanent generation
