@@ -28,7 +28,7 @@ PREVENT_VERBS = {"prevent", "stop", "avert", "block", "spare"}
 ENABLE_VERBS = {"enable", "allow", "let", "permit", "help", "empower"}
 # Verbs that only frame the event in their complement: "decided to skip", "tried to fix".
 _CAUSE_WORDS = {"because", "due", "thanks", "owing"}
-FRAME_VERBS = {"decide", "try", "attempt", "manage", "choose", "seem", "continue", "begin", "start", "get",
+FRAME_VERBS = {"decide", "try", "attempt", "manage", "choose", "seem", "continue", "keep", "begin", "start", "get",
                "happen", "opt", "go", "plan", "intend", "agree", "promise", "offer", "need", "have", "want",
                "hope", "wish", "aim", "tend", "use", "rush", "hurry", "bother", "dare"}
 # Verbs whose complement is something the subject aimed at: "wanted to win", "hoped the team would win".
@@ -50,6 +50,7 @@ class _Builder:
         self.by_token: dict[int, Event] = {}
         self.parts: dict[str, Participant] = {}
         self.recent: list[Participant] = []
+        self.plural: set[str] = set()  # participants named by a plural noun: "they", not "he"
         self.last_main: Event | None = None
         self.segments: list[tuple[str, int, int]] = []
         self.sent_no = 0  # the sentence being read
@@ -101,7 +102,9 @@ class _Builder:
             self.ep.relations.append((kind, a.id, b.id))
 
     # --- participants ----------------------------------------------------------------------------------
-    def participant(self, token: Token) -> Participant | None:
+    def participant(self, token: Token, bound: frozenset[str] = frozenset()) -> Participant | None:
+        """The participant a word names; a pronoun the most recent compatible one not in `bound` (those the same
+        event already holds: in "he told the director", "he" is not the director)."""
         lower = token.lower_
         if lower in ("which", "that", "this", "what", "who", "whom", "there", "here"):
             return None
@@ -109,17 +112,18 @@ class _Builder:
             kind = lexicon.PRONOUN_TYPES.get(lower)
             if kind is None:
                 return None
-            for p in reversed(self.recent):
-                if _compatible(kind, p.type):
-                    self._touch(p)
-                    return p
-            if kind == "person" and lower != "you":  # "Nadia (GPE) said she ...": the name is a person
-                named = next((p for k, p in reversed(self.parts.items()) if k.startswith("ent:") and
-                              p.type in ("place", "organisation", "thing") and " " not in p.text), None)
-                if named is not None:
-                    named.type = "person"
-                    self._touch(named)
-                    return named
+            if lower in _SPEAKERS:  # "I", "we", "you": the teller and the told, never someone named before
+                lower = _SPEAKERS[lower]
+            else:
+                found = self._antecedent(lower, kind, bound)
+                if found is None and kind == "person":  # "Nadia (GPE) said she ...": the name is a person
+                    found = next((p for k, p in reversed(self.parts.items()) if k.startswith("ent:") and
+                                  p.type in ("place", "organisation", "thing") and " " not in p.text), None)
+                    if found is not None:
+                        found.type = "person"
+                if found is not None:
+                    self._touch(found)
+                    return found
             key, ptype, text = f"pron:{lower}", kind, lower
         else:
             # (`doc.ents` builds every entity span of the document on each read: look only when the token is in one)
@@ -141,8 +145,23 @@ class _Builder:
         if found is None:
             found = self.parts[key] = Participant(f"p{len(self.parts)}", ptype, text)
             self.ep.participants.append(found)
+            if token.tag_ in ("NNS", "NNPS") or lower in ("we", "us"):
+                self.plural.add(found.id)
         self._touch(found)
         return found
+
+    def _antecedent(self, pronoun: str, kind: str, bound: frozenset[str]) -> Participant | None:
+        """The most recent participant a third-person pronoun can point to: "he" / "she" / "it" not to a plural
+        noun ("he hired pickers. ... he wanted" is not the pickers); "they" to a plural one first ("the apples
+        ... they"), then a group or organisation ("the choir ... its new conductor ... they won"), a person last."""
+        singular = pronoun in _SINGULAR_PRONOUNS
+        recent = [p for p in reversed(self.recent) if p.id not in bound]
+        if not singular and kind == "group":  # "they": a plural first, then a group, a single person last
+            found = next((p for p in recent if p.id in self.plural and p.type != "activity"), None) or next(
+                (p for p in recent if p.type in ("group", "organisation")), None)
+            if found is not None:
+                return found
+        return next((p for p in recent if _compatible(kind, p.type) and not (singular and p.id in self.plural)), None)
 
     def _touch(self, p: Participant) -> None:
         if p in self.recent:
@@ -152,8 +171,9 @@ class _Builder:
     def role(self, ev: Event, role: str, token: Token | None) -> None:
         if token is None:
             return
-        p = self.participant(token)
-        if p is not None and not any(r[0] == ev.id and r[2] == p.id for r in self.ep.roles):
+        bound = frozenset(r[2] for r in self.ep.roles if r[0] == ev.id)
+        p = self.participant(token, bound)
+        if p is not None and p.id not in bound:
             self.ep.roles.append((ev.id, role, p.id))
         for conj in token.children:  # "the chef and the waiter" -> both
             if conj.dep_ == "conj" and conj.pos_ in ("NOUN", "PROPN", "PRON"):
@@ -199,6 +219,12 @@ def _unable_or_lacking(token: Token) -> bool:
     # a `neg`: "nobody could compete" says who did not, not that something failed
     return any(c.dep_ == "neg" for c in kids) and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")
                                                        for c in kids)
+
+
+# First and second person: one participant each, whoever was named before ("our drummer kept telling me").
+_SPEAKERS = {"i": "i", "me": "i", "myself": "i", "we": "we", "us": "we", "ourselves": "we", "you": "you",
+             "yourself": "you"}
+_SINGULAR_PRONOUNS = {"he", "him", "she", "her", "it", "himself", "herself", "itself"}
 
 
 def _compatible(pronoun_type: str, participant_type: str) -> bool:
@@ -273,6 +299,29 @@ def _state_of(t: Token) -> Token | None:
 
 
 _STATE_ADVERBS = {"behind", "ahead", "late", "early", "away", "over", "down", "out", "back"}
+# Verbs of becoming: "went soft", "turned sour", "grew weak", "got worse", "fell ill" tell the state reached,
+# not a movement or a growth.
+_BECOME_VERBS = {"become", "go", "turn", "grow", "get", "fall", "come", "wear", "run"}
+_BECOME_ADVERBS = {"ill", "sick", "apart", "wrong", "bad", "flat", "short", "dry", "silent", "quiet", "behind"}
+# Where a competitor ended: "finished last" is a failure, "came first" a success.
+_PLACED = {"finish", "come", "end", "place"}
+_PLACES = {"last": ("failure", -1), "first": ("success", 1), "top": ("success", 1), "bottom": ("failure", -1)}
+
+
+def _became(t: Token, lemma: str) -> Token | None:
+    """The state a verb of becoming says its subject reached ("went [dark]", "fell [ill]"); None otherwise."""
+    if lemma not in _BECOME_VERBS:
+        return None
+    return next((c for c in t.children if (c.dep_ == "acomp" and c.pos_ == "ADJ") or
+                 (c.dep_ in ("advmod", "acomp", "oprd") and c.lower_ in _BECOME_ADVERBS)), None)
+
+
+def _placed(t: Token, lemma: str) -> tuple[str, int] | None:
+    """ "finished last", "came first": the place a competitor ended in, as a valence."""
+    if lemma not in _PLACED:
+        return None
+    return next((_PLACES[c.lower_] for c in t.children if c.dep_ in ("advmod", "npadvmod", "acomp", "oprd")
+                 and c.lower_ in _PLACES), None)
 
 
 def _verb_tagged_noun(t: Token) -> bool:
@@ -390,7 +439,7 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             continue
         if (lemma in CAUSE_VERBS or lemma in PREVENT_VERBS) and _cause_verb(b, t):
             continue
-        state = _state_of(t) if lemma == "be" or t.pos_ == "AUX" else None
+        state = _state_of(t) if lemma == "be" or t.pos_ == "AUX" else _became(t, lemma)
         if state is not None:
             ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}",
                          [state, *(c for c in state.children if c.dep_ in ("advmod", "amod", "neg", "npadvmod"))])
@@ -403,6 +452,9 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if lemma in lexicon.INVERTING_VERBS:
                 carriers = []
             ev = b.event(lemma, t, _negated(t), t.text, carriers, _light_verb_class(lemma, objs))
+            if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
+                ev.valence, ev.sign = placed
+                ev.action = "fail" if ev.sign < 0 else "succeed"
             if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
                 bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
                 if bad:

@@ -63,3 +63,23 @@ def test_passive_subject_is_the_patient_and_pronouns_resolve(extract: Any) -> No
 @pytest.mark.parametrize("text", ["I will be there.", "Be careful!", "It is what it is.", "Hmm... ok", "Yes."])
 def test_odd_sentences_never_fail(extract: Any, text: str) -> None:
     extract(text)  # chat turns of every shape are remembered; extraction must not raise
+
+
+@pytest.mark.parametrize(("text", "state", "sign"), [
+    ("Half the apples had gone soft on the trees.", "soft", 0),
+    ("The roof became weak.", "weak", -1),
+    ("The baby fell ill.", "ill", -1),
+    ("Things got worse.", "bad", -1),
+])
+def test_verbs_of_becoming_tell_the_state_reached(extract: Any, text: str, state: str, sign: int) -> None:
+    (event,) = extract(text).events
+    assert (event.lemma, event.sign) == (state, sign)  # not a movement ("go") or a growth
+    assert event.action != "move"
+
+
+def test_where_a_competitor_finished_is_how_it_went(extract: Any) -> None:
+    (last,) = extract("Kessler finished last in every regatta.").events
+    assert (last.action, last.sign) == ("fail", -1)
+    (first,) = extract("The team came first in the league.").events
+    assert first.sign == 1
+    assert extract("She went home.").events[0].lemma == "go"  # no state: still the movement
