@@ -14,7 +14,7 @@ from typing import Any
 # default (absent from results written before it was timed).
 SCALE_OPS = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four", "recommended")
 # Per-size figures (besides latency) whose growth is reported.
-SIZE_FIGURES = ("reopen_s", "reopen_cpu_s", "disk_mib", "rss_store_mib")
+SIZE_FIGURES = ("reopen_default_s", "reopen_s", "reopen_cpu_s", "disk_mib", "rss_default_mib", "rss_store_mib")
 
 
 def exponent(a: float | None, b: float | None, na: int, nb: int) -> float | None:

@@ -96,12 +96,13 @@ def build_store(
     return engine, ids, info
 
 
-def reopen_in_subprocess(data_dir: Path, runs: int) -> list[dict]:
-    """Run `benchmarks.reopen` in fresh processes (a reopen in this process would hit Chroma's cache)."""
+def reopen_in_subprocess(data_dir: Path, runs: int, cue: str | None = None) -> list[dict]:
+    """Run `benchmarks.reopen` in fresh processes (a reopen in this process would hit Chroma's cache); `cue`:
+    the first default recall's (a cue of the store's corpus)."""
     out = []
     for _ in range(runs):
         proc = subprocess.run(
-            [sys.executable, "-m", "benchmarks.reopen", str(data_dir)],
+            [sys.executable, "-m", "benchmarks.reopen", str(data_dir), *([cue] if cue else [])],
             cwd=REPO_ROOT,
             capture_output=True,
             text=True,

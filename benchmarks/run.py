@@ -219,6 +219,11 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
         log(f"wrote {paths.display(out)}")
         return 0
 
+    if command == "make bench-locomo" and not paths.locomo_path(args.locomo).exists():
+        # LoCoMo is all this run measures: say so and keep the committed figures, never overwrite them with nothing.
+        print(f"error: LoCoMo data not found at {paths.display(paths.locomo_path(args.locomo))} "
+              f"(pass --locomo PATH or set {paths.LOCOMO_ENV})", file=sys.stderr)
+        return 2
     desc = machine.describe()
     if args.model:
         return _other_model(args, desc, started)
@@ -237,10 +242,13 @@ def main(argv: list[str] | None = None, model: Any = None) -> int:
     if not args.skip_locomo:
         locomo_data = _locomo(args, model)
         previous = json.loads(locomo_path.read_text()) if locomo_path.exists() and not args.smoke else {}
-        if "models" in previous:  # the other models' figures (`--model`) stay until they are rerun
-            locomo_data["models"] = previous["models"]
-        paths.write_json(locomo_path, locomo_data)
-        log(f"wrote {paths.display(locomo_path)}")
+        if locomo_data.get("skipped") and "meta" in previous:
+            locomo_data = previous  # no data here: the last measured figures stay, in the file and the docs
+        else:
+            if "models" in previous:  # the other models' figures (`--model`) stay until they are rerun
+                locomo_data["models"] = previous["models"]
+            paths.write_json(locomo_path, locomo_data)
+            log(f"wrote {paths.display(locomo_path)}")
     elif locomo_path.exists() and not args.smoke:
         # Speed alone (`--skip-locomo`): the docs keep the LoCoMo section of the last run that measured it.
         locomo_data = json.loads(locomo_path.read_text())
