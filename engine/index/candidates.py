@@ -244,10 +244,11 @@ class CandidateTable:
         return self._excluded_rows[1]
 
     def link_rows(self, ids: Sequence[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Every followed_by neighbour (both directions) of the given memories (`ids`, each with its current row
-        in `rows`, -1 for none: such an id has only the links held by id) that exists, as (index into `ids`, the neighbour's current row) pairs: `neighbours` by row
-        number, no id decoded. Unchanged memories' links come from the segment's compressed rows in one gather
-        (a neighbour that moved or went since is followed by id); changed ones' from the links held by id."""
+        """Every followed_by neighbour (both directions) of the given memories that exists, as (index into `ids`,
+        the neighbour's current row) pairs: `neighbours` by row number, no id decoded. `rows`: each id's current
+        row (-1 for none: such an id has only the links held by id). Unchanged memories' links come from the
+        segment's compressed rows in one gather (a neighbour that moved or went since is followed by id);
+        changed ones' from the links held by id."""
         rows = np.asarray(rows, dtype=np.int64)
         adjacent, base, segment = self._adjacent, self._base, self.segment
         held = (np.fromiter(map(adjacent.__contains__, ids), dtype=bool, count=len(ids)) if adjacent
