@@ -192,7 +192,8 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     reads = time_reads(ops, cues, args.warmup, f"{n:,}")
     mix = write_mix(engine, corp, cues, args.mix_rounds, args.top_k) if args.mix_rounds else None
     engine.close()
-    shutil.rmtree(data_dir, ignore_errors=True)
+    if not (args.keep_stores and args.work_dir):
+        shutil.rmtree(data_dir, ignore_errors=True)
 
     floor = summarize(reads["floor"])["p50_ms"]
     latency = {}
@@ -268,6 +269,8 @@ def main() -> None:
     parser.add_argument("--budget-minutes", type=float, default=60.0,
                         help="time for the whole run: a size that would not fit is replaced by the largest that does")
     parser.add_argument("--work-dir", type=Path, default=None)
+    parser.add_argument("--keep-stores", action="store_true",
+                        help="keep each size's built store in --work-dir (scale-N/) to profile it afterwards")
     parser.add_argument("--save", action="store_true", help=f"write {display(RESULTS_DIR / 'scale.json')}")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))

@@ -169,6 +169,20 @@ for _type, _nouns in (
 ENTITY_LABEL_TYPES = {"PERSON": "person", "NORP": "group", "ORG": "organisation", "GPE": "place",
                       "LOC": "place", "FAC": "place", "PRODUCT": "artefact", "WORK_OF_ART": "artefact",
                       "EVENT": "event"}
+# Words before a name that say it is a person's ("Dr. Okafor", "Mrs Lee", "Nurse Okafor", "Aunt Clara"): the small
+# model types such names as places or organisations; with a title the name is a person's, whatever its label.
+PERSON_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "doctor", "prof", "professor", "nurse", "coach",
+                           "aunt", "auntie", "uncle", "grandma", "grandpa", "granny", "grandad", "grandmother",
+                           "grandfather", "chef", "captain", "capt", "sir", "dame", "lady", "lord", "judge", "officer",
+                           "sergeant", "father", "mother", "sister", "brother", "mrs.", "inspector", "detective",
+                           "pastor", "reverend", "rev", "madam", "madame", "mister", "señor", "senor", "herr", "frau"})
+# Manner words that make an act a rush ("painted the fence in a hurry", "wrote it in a panic", "hastily") or an
+# act against advice ("laughs and plays it anyway"), when the verb's own class says less (a generic class).
+HASTE_NOUNS = frozenset({"hurry", "rush", "panic", "haste"})
+HASTE_ADVERBS = frozenset({"hastily", "hurriedly", "carelessly", "recklessly", "sloppily", "rashly", "frantically"})
+DEFIANCE_ADVERBS = frozenset({"anyway", "anyhow", "regardless", "nevertheless", "nonetheless"})
+GENERIC_CLASSES = frozenset({"other", "move", "take", "give", "communicate", "change", "build", "notice", "decide",
+                             "start", "compete"})
 PRONOUN_TYPES = {"i": "person", "he": "person", "she": "person", "him": "person", "her": "person",
                  "me": "person", "we": "group", "us": "group", "they": "group", "them": "group",
                  "you": "person", "it": "thing", "someone": "person", "everyone": "group", "nobody": "person"}

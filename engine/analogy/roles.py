@@ -129,12 +129,17 @@ class _Builder:
             # (`doc.ents` builds every entity span of the document on each read: look only when the token is in one)
             ent = next((e for e in token.doc.ents if e.start <= token.i < e.end), None) if token.ent_type else None
             if ent is not None:
-                key, text = f"ent:{ent.text.lower()}", ent.text
-                ptype = lexicon.ENTITY_LABEL_TYPES.get(ent.label_, "thing")
+                if ent.label_ in ("DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "PERSON") or not _titled(ent):
+                    key, text = f"ent:{ent.text.lower()}", ent.text
+                    ptype = lexicon.ENTITY_LABEL_TYPES.get(ent.label_, "thing")
+                else:  # "Nurse Okafor" (GPE), "Mr Novak" (ORG): a person, one participant with or without the title
+                    key, text, ptype = f"ent:{_untitled(ent)}", ent.text, "person"
                 if ent.label_ in ("DATE", "TIME", "CARDINAL", "ORDINAL", "MONEY", "PERCENT", "QUANTITY"):
                     return None
+                if ptype == "person":
+                    key = f"ent:{_untitled(ent)}"
             elif token.pos_ == "PROPN":  # a name the entity recogniser missed ("Priya wanted ...")
-                key, text, ptype = f"ent:{lower}", token.text, "person"
+                key, text, ptype = f"ent:{_untitled(token.doc[token.i: token.i + 1])}", token.text, "person"
             else:
                 lemma = token.lemma_.lower()
                 ptype = lexicon.noun_type(lemma) or lexicon.noun_type(lower) or (
@@ -178,6 +183,33 @@ class _Builder:
         for conj in token.children:  # "the chef and the waiter" -> both
             if conj.dep_ == "conj" and conj.pos_ in ("NOUN", "PROPN", "PRON"):
                 self.role(ev, role, conj)
+
+
+def _titled(ent: Span) -> bool:
+    """A name with a person's title in it or just before it: "Dr. Okafor", "Nurse Okafor", "Mr Novak"."""
+    first = ent[0]
+    before = ent.doc[first.i - 1] if first.i > 0 else None
+    return any(t.lower_.rstrip(".") in lexicon.PERSON_TITLES for t in (*ent[:-1], *([before] if before is not None
+                                                                                   else [])))
+
+
+def _untitled(ent: Span) -> str:
+    """A person's name without its title, lower case: "Mr. Brennan" and "Brennan" are one participant."""
+    words = [t.lower_ for t in ent if t.lower_.rstrip(".") not in lexicon.PERSON_TITLES and t.lower_ not in (".", "'s")]
+    return " ".join(words) or ent.text.lower()
+
+
+def _manner_class(verb: Token) -> str | None:
+    """The class an act's manner gives it: "in a hurry" / "hastily" a rush, "anyway" an act against advice."""
+    for c in verb.children:
+        if c.dep_ == "advmod" and c.lower_ in lexicon.HASTE_ADVERBS:
+            return "rush"
+        if c.dep_ == "advmod" and c.lower_ in lexicon.DEFIANCE_ADVERBS and c.i > verb.i:
+            return "ignore_advice"
+        if c.dep_ == "prep" and c.lower_ == "in" and any(g.dep_ == "pobj" and g.lemma_.lower() in lexicon.HASTE_NOUNS
+                                                          for g in c.children):
+            return "rush"
+    return None
 
 
 def _acts_for(verb: Token) -> bool:
@@ -452,6 +484,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if lemma in lexicon.INVERTING_VERBS:
                 carriers = []
             ev = b.event(lemma, t, _negated(t), t.text, carriers, _light_verb_class(lemma, objs))
+            if ev.action in lexicon.GENERIC_CLASSES and not ev.negated and (manner := _manner_class(t)) is not None:
+                ev.action = manner  # "painted the fence in a hurry": the hurry is what the story is about
             if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
                 ev.valence, ev.sign = placed
                 ev.action = "fail" if ev.sign < 0 else "succeed"

@@ -47,3 +47,18 @@ def test_they_prefers_a_group_to_a_single_person(extract: Any) -> None:
     ep = extract("The village choir had never won anything. Its new conductor made them rehearse all winter. "
                  "They won first prize.")
     assert _who(ep, "win") == "village choir"
+
+
+def test_a_name_with_a_title_is_a_person_with_or_without_the_title(extract: Any) -> None:
+    """The small model types "Nurse Okafor" as a place and "Mr Novak" as an organisation (structure version 6)."""
+    ep = extract("Nurse Okafor noticed that a monitor kept flickering. Okafor called the technicians.")
+    nurse = [p for p in ep.participants if "Okafor" in p.text]
+    assert len(nurse) == 1 and nurse[0].type == "person"  # one participant, a person
+    assert _who(ep, "notice") == _who(ep, "call") == "Nurse Okafor"
+    ep = extract("Mr Novak painted the fence. Novak was proud of it.")
+    assert [p.type for p in ep.participants if "Novak" in p.text] == ["person"]
+
+
+def test_a_name_without_a_title_keeps_its_type(extract: Any) -> None:
+    ep = extract("Google hired Priya. Google grew quickly.")
+    assert {p.type for p in ep.participants if p.text == "Google"} == {"organisation"}

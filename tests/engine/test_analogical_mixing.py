@@ -27,3 +27,20 @@ def test_a_story_that_stands_out_on_structure_beats_the_top_of_an_even_surface()
     relevance = {m: 0.5 * e[m] + 0.5 * s[m] for m in names}
     assert max(relevance, key=relevance.__getitem__) == "m0"
     assert max(relevance.values()) == pytest.approx(1.0) and min(relevance.values()) >= 0.0
+
+
+def test_in_a_small_pool_a_tiny_surface_gap_does_not_outweigh_a_clear_structural_gap() -> None:
+    """Four candidates whose cosines lie within 0.03 of each other: counted in the pool's own standard deviation
+    (0.011) the 0.03 surface lead was 2.7 units, more than the 0.3 structural lead (2.4); with the floor under
+    the unit (POOL_SPREAD_FLOOR) it is 1 unit and the candidate shaped like the cue ranks first."""
+    from engine.recall.strategies import POOL_SPREAD_FLOOR
+
+    surface = {"shaped": 0.52, "looks": 0.55, "c": 0.53, "d": 0.54}
+    structure = {"shaped": 0.50, "looks": 0.20, "c": 0.22, "d": 0.21}
+    e, s = pool_parts(surface, structure, 0.5)
+    relevance = {m: 0.5 * e[m] + 0.5 * s[m] for m in surface}
+    assert max(relevance, key=relevance.__getitem__) == "shaped"
+    assert pool_spread(surface)["looks"] == pytest.approx(0.03 / POOL_SPREAD_FLOOR)
+    # a pool whose spread is above the floor is counted in its own standard deviation, as before
+    wide = {"a": 0.1, "b": 0.3, "c": 0.5}
+    assert pool_spread(wide)["c"] == pytest.approx(0.4 / (0.08 / 3) ** 0.5)
