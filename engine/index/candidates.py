@@ -85,6 +85,9 @@ class CandidateTable:
         self._retired = segment.rows - segment.live
         self._entity_names: tuple[tuple[int, int], tuple[str, ...]] | None = None
         self._names: list[str | None] = [*segment.strings, None]  # by code; -1 (no entity) is the last
+        self._string_codes: dict[str, int] | None = None  # `_code_of`: made on first use
+        self._new_strings: list[str] = []  # strings numbered after the segment's
+        self._excluded_rows: tuple[tuple[int, int], np.ndarray] | None = None
 
     @property
     def slot(self) -> Slots:
@@ -186,6 +189,92 @@ class CandidateTable:
         if rest:
             out.update(self._segment_neighbours(rest))
         return out
+
+    # --- a fused recall's pool by row number (engine/recall/fusion.py) ----------------------------------------
+    def rows_of(self, ids: Sequence[str]) -> np.ndarray:
+        """Each id's current row, or -1 (int64, one per id)."""
+        return self._find(ids)
+
+    def keys_at(self, rows: np.ndarray) -> np.ndarray:
+        """The ids of the given rows as UTF-8 bytes (an `S` array): sorted, they are in the ids' order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        base = self._base
+        if not len(rows) or rows.max() < base:
+            return self.segment.ids[rows]
+        added = encode_ids([self._ids[r - base] for r in rows[rows >= base].tolist()], self.segment.ids.itemsize)
+        out = np.empty(len(rows), dtype=added.dtype)
+        mine = rows < base
+        out[mine] = self.segment.ids[rows[mine]]
+        out[~mine] = added
+        return out
+
+    def episode_codes_at(self, rows: np.ndarray) -> np.ndarray:
+        """Each row's episode key as a number (int64): equal keys, equal numbers; `episode_key` names one."""
+        rows = np.asarray(rows, dtype=np.int64)
+        base = self._base
+        if not len(rows) or rows.max() < base:
+            return self.segment.episodes[rows].astype(np.int64)
+        out = np.empty(len(rows), dtype=np.int64)
+        mine = rows < base
+        out[mine] = self.segment.episodes[rows[mine]]
+        out[~mine] = [self._code_of(self._keys[r - base]) for r in rows[~mine].tolist()]
+        return out
+
+    def episode_key(self, code: int) -> str:
+        """The episode key an `episode_codes_at` number stands for."""
+        strings = self.segment.strings
+        return strings[code] if code < len(strings) else self._new_strings[code - len(strings)]
+
+    def _code_of(self, key: str) -> int:
+        """A string's number: its index in the segment's strings, else one after them (made on first use)."""
+        if self._string_codes is None:
+            self._string_codes = {s: n for n, s in enumerate(self.segment.strings)}
+        code = self._string_codes.get(key)
+        if code is None:
+            code = self._string_codes[key] = len(self.segment.strings) + len(self._new_strings)
+            self._new_strings.append(key)
+        return code
+
+    def excluded_rows(self, excluded: Collection[str]) -> np.ndarray:
+        """The current rows of the `excluded` ids (the revisions) that have one, sorted (made once per change)."""
+        key = (self.seq, len(excluded))
+        if self._excluded_rows is None or self._excluded_rows[0] != key:
+            rows = self._find(list(excluded)) if excluded else np.zeros(0, dtype=np.int64)
+            self._excluded_rows = (key, np.sort(rows[rows >= 0]))
+        return self._excluded_rows[1]
+
+    def link_rows(self, ids: Sequence[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every followed_by neighbour (both directions) of the given memories that exists, as (index into `ids`,
+        the neighbour's current row) pairs: `neighbours` by row number, no id decoded. `rows`: each id's current
+        row (-1 for none: such an id has only the links held by id). Unchanged memories' links come from the
+        segment's compressed rows in one gather (a neighbour that moved or went since is followed by id);
+        changed ones' from the links held by id."""
+        rows = np.asarray(rows, dtype=np.int64)
+        adjacent, base, segment = self._adjacent, self._base, self.segment
+        held = (np.fromiter(map(adjacent.__contains__, ids), dtype=bool, count=len(ids)) if adjacent
+                else np.zeros(len(ids), dtype=bool))
+        plain = np.flatnonzero(~held & (rows >= 0) & (rows < base))
+        starts = segment.adj_starts[rows[plain]]
+        counts = segment.adj_starts[rows[plain] + 1] - starts
+        total = int(counts.sum())
+        source = np.repeat(plain, counts)
+        offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts) + np.arange(total, dtype=np.int64)
+        target = segment.adj_rows[offsets].astype(np.int64)
+        gone = np.flatnonzero(~self._alive[target])
+        if len(gone):  # retired since the segment: the memory's row now (moved), or none (forgotten)
+            moved = self._moved
+            for n, memory_id in zip(gone.tolist(), segment.id_at(target[gone]), strict=True):
+                target[n] = moved.get(memory_id, -1)
+        sources, targets = [source], [target]
+        for n in np.flatnonzero(held).tolist():
+            linked = adjacent[ids[n]]
+            if linked:
+                found = self._find(list(linked))
+                sources.append(np.full(len(found), n, dtype=np.int64))
+                targets.append(found)
+        source, target = (np.concatenate(sources), np.concatenate(targets)) if len(sources) > 1 else (source, target)
+        keep = target >= 0
+        return source[keep], target[keep]
 
     def entities(self, excluded: Collection[str]) -> tuple[str, ...]:
         """Every entity id of a memory not in `excluded` (the revisions), sorted: the timeline's `entities`

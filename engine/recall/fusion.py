@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -198,24 +199,109 @@ def _links(inp: RecallInputs, ids: Sequence[str]) -> dict[str, Collection[str]]:
     return {i: linked for i in ids if (linked := read.get(i))}
 
 
-def _read(
-    inp: RecallInputs, pool: Sequence[str], outside: Sequence[str], embed: bool
-) -> tuple[list[str], int, list[str], list[str | None], np.ndarray | None]:
-    """Of the pool and the window's outside neighbours, those that exist (pool first) and how many of them are
-    the pool's, with each one's episode key, each pool member's entity and, when `embed`, the embeddings: from
-    the candidate table by row number when it is in memory (one id lookup each), else one read of the store."""
-    table = inp.table()
-    if table is not None:
-        mine, theirs = table.locate(pool), table.locate(outside)
-        ids, rows = mine[0] + theirs[0], mine[1] + theirs[1]
-        matrix = table.embeddings_at(rows) if embed and ids else None
-        return ids, len(mine[0]), table.episodes_at(rows), table.entities_at(mine[1]), matrix
-    read = inp.rows([*pool, *outside])
+class _Read(NamedTuple):
+    """What `frame` reads of the pool: its ids (hits first, then their neighbours in id order) and the window's
+    outside neighbours (after the pool: `size` rows are the pool's), each row's episode numbered in order of first
+    appearance (`no_episode`: the number of "no episode", or -1), the pool's entities, the embeddings (when the cue
+    was embedded), the same-episode neighbour pairs (`_same_episode_pairs`) and each row's rank by id."""
+
+    pool: list[str]
+    size: int
+    codes: np.ndarray
+    no_episode: int
+    entities: list[str | None]
+    matrix: np.ndarray | None
+    near: tuple[np.ndarray, np.ndarray]
+    rank: np.ndarray
+
+
+def _gather_ids(inp: RecallInputs, found: list[str], outside_too: bool, links_too: bool, pairs_too: bool,
+                embed: bool) -> _Read | None:
+    """`_Read` from the store (no candidate table): ids, links and rows as the store answers them."""
+    excluded = inp.excluded
+    links = _links(inp, found)
+    known = set(found)
+    extra = sorted(set(chain.from_iterable(links.values())) - known - excluded)  # (links: of found ids only)
+    if extra and links_too:  # the added neighbours' own neighbours, for their windows and smoothing
+        links.update(_links(inp, extra))
+    pool = [*found, *extra]
+    outside: list[str] = []
+    if outside_too:  # the window vectors need the pool's neighbours too
+        known.update(extra)
+        outside = sorted(set(chain.from_iterable(links.values())) - known - excluded)
+    read = inp.rows([*pool, *outside])  # drops anything forgotten meanwhile
     kept = [i for i in pool if i in read]
+    if not kept:
+        return None
     ids = kept + [i for i in outside if i in read]
-    found = [read[i] for i in ids]
-    matrix = inp.embeddings(ids, read) if embed and ids else None
-    return ids, len(kept), [r.episode for r in found], [r.entity_id for r in found[: len(kept)]], matrix
+    rows = [read[i] for i in ids]
+    matrix = inp.embeddings(ids, read) if embed else None
+    codes, number = _codes([r.episode for r in rows])
+    rank = _ranks(ids)
+    near = (_NO_PAIRS, _NO_PAIRS)
+    if pairs_too:
+        near = _same_episode_pairs(kept, links, dict(zip(ids, range(len(ids)), strict=True)), codes, rank)
+    return _Read(kept, len(kept), codes, number.get(NO_EPISODE, -1), [r.entity_id for r in rows[: len(kept)]],
+                 matrix, near, rank)
+
+
+def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_too: bool, pairs_too: bool,
+                 embed: bool) -> _Read | None:
+    """`_Read` from the candidate table, by row number: the hits' ids are looked up once, their neighbours and
+    the window's members are rows from the table's links (`CandidateTable.link_rows`), and only the ids of the
+    neighbours that join the pool are decoded; the same values as `_gather_ids` (tests/engine/test_fusion_arrays.py)."""
+    table = inp.table()
+    assert table is not None
+    rows = table.rows_of(found)
+    src, linked = table.link_rows(found, rows)
+    extra_rows = np.setdiff1d(linked, rows)  # (a hit forgotten meanwhile still brings the links held by its id)
+    if rows.min(initial=0) < 0:  # forgotten meanwhile: not in the pool
+        exists = rows >= 0
+        keep = exists[src]
+        src, linked = (np.cumsum(exists) - 1)[src[keep]], linked[keep]
+        found = [i for i, e in zip(found, exists.tolist(), strict=True) if e]
+        rows = rows[exists]
+    if not found:
+        return None
+    excluded = table.excluded_rows(inp.excluded)
+    if len(excluded):
+        extra_rows = np.setdiff1d(extra_rows, excluded, assume_unique=True)
+    extra_keys = table.keys_at(extra_rows)
+    by_key = np.argsort(extra_keys, kind="stable")  # in id order (UTF-8 bytes sort as code points do)
+    extra_rows, extra_keys = extra_rows[by_key], extra_keys[by_key]
+    pool = [*found, *(k.decode() for k in extra_keys.tolist())]
+    pool_rows = np.concatenate([rows, extra_rows])
+    size = len(pool)
+    if len(extra_rows) and links_too:
+        more_src, more = table.link_rows(pool[len(found):], extra_rows)
+        src, linked = np.concatenate([src, more_src + len(found)]), np.concatenate([linked, more])
+    every = pool_rows
+    if outside_too:
+        outside = np.setdiff1d(linked, pool_rows)
+        if len(excluded):
+            outside = np.setdiff1d(outside, excluded, assume_unique=True)
+        every = np.concatenate([pool_rows, outside[np.argsort(table.keys_at(outside), kind="stable")]])
+    keys = table.keys_at(every)
+    rank = np.empty(len(every), dtype=np.int64)
+    rank[np.argsort(keys, kind="stable")] = np.arange(len(every))
+    episodes = table.episode_codes_at(every)
+    kinds, first, inverse = np.unique(episodes, return_index=True, return_inverse=True)
+    number = np.empty(len(kinds), dtype=np.int64)
+    number[np.argsort(first, kind="stable")] = np.arange(len(kinds))  # in order of first appearance
+    codes = number[inverse.reshape(-1)]
+    no_episode = next((int(number[n]) for n, c in enumerate(kinds.tolist()) if table.episode_key(c) == NO_EPISODE),
+                      -1)
+    near = (_NO_PAIRS, _NO_PAIRS)
+    if pairs_too and len(src):
+        order = np.argsort(every, kind="stable")
+        at = np.minimum(np.searchsorted(every, linked, sorter=order), len(every) - 1)
+        position = order[at]
+        keep = (every[position] == linked) & (codes[src] == codes[position])
+        src, position = src[keep], position[keep]
+        ordered = np.lexsort((rank[position], src))
+        near = (src[ordered], position[ordered])
+    matrix = table.embeddings_at(every) if embed else None
+    return _Read(pool, size, codes, no_episode, table.entities_at(pool_rows.tolist()), matrix, near, rank)
 
 
 def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, absent_is_zero: bool) -> np.ndarray:
@@ -246,33 +332,16 @@ def frame(
     found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
     if not found:
         return EMPTY_FRAME
-    excluded = inp.excluded
-    links = _links(inp, found)
-    known = set(found)
-    extra = sorted(set(chain.from_iterable(links.values())) - known - excluded)  # (links: of found ids only)
     windows = windows and Strategy.SIMILARITY in hit_lists
-    if extra and (smoothing or windows):  # the added neighbours' own neighbours, for their windows and smoothing
-        links.update(_links(inp, extra))
-    pool = [*found, *extra]
-    outside: list[str] = []
     cue = inp.cue_embedding
-    if windows and cue is not None:  # the window vectors need the pool's neighbours too
-        known.update(extra)
-        outside = sorted(set(chain.from_iterable(links.values())) - known - excluded)
-    cue_read = cue is not None
-    # One read for every candidate: episode key, entity, embedding (also drops anything forgotten meanwhile).
-    ids, size, episode, entity, matrix = _read(inp, pool, outside, cue_read)
-    if not size:
+    table = inp.table()
+    gather = _gather_rows if table is not None else _gather_ids
+    read = gather(inp, found, windows and cue is not None, smoothing or windows,
+                  smoothing or (windows and cue is not None), cue is not None)
+    if read is None:
         return EMPTY_FRAME
-    pool = ids[:size]
-    at = dict(zip(ids, range(len(ids)), strict=True))  # a hit is a pool member: its position is below `size`
-    codes, number = _codes(episode)
-    rank = _ranks(ids)
-    # Each candidate's same-episode neighbours that exist, in id order (the window's and smoothing's members),
-    # as (candidate, neighbour) position pairs sorted by candidate.
-    near = (_NO_PAIRS, _NO_PAIRS)
-    if smoothing or (windows and cue_read):
-        near = _same_episode_pairs(pool, links, at, codes, rank)
+    pool, size, codes, no_episode, entity, matrix, near, rank = read
+    at = dict(zip(pool, range(size), strict=True))  # every hit that exists is a pool member
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
     cosine: np.ndarray | None = None
     window: np.ndarray | None = None
@@ -285,8 +354,7 @@ def frame(
             if inp.unnamed_embedding is not None:
                 plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
         if windows:
-            members_of = _padded_pairs(near, size, len(ids), own=True)
-            window = _window_cosines(matrix, cos, members_of)
+            window = _window_cosines(matrix, cos, near, size)
     names: list[str] = []
     columns: list[np.ndarray] = []
     for strategy, hits in hit_lists.items():
@@ -328,7 +396,7 @@ def frame(
         inside = near[1] < size
         neighbours = _padded_pairs((near[0][inside], near[1][inside]), size, -1, own=False)
         group = codes[:size]  # numbered in order of first appearance in the pool (the pool comes first)
-        grouped = group != number.get(NO_EPISODE, -1)
+        grouped = group != no_episode
     else:
         neighbours = np.full((size, 1), -1, dtype=np.int64)
         group, grouped = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
@@ -336,17 +404,25 @@ def frame(
     return FusionFrame(tuple(pool), tuple(names), raw, z, neighbours, group, grouped, by_id)
 
 
-def _window_cosines(matrix: np.ndarray, cos: np.ndarray, members_of: np.ndarray) -> np.ndarray:
-    """The cue's cosine with each window vector (the sum of its members' embeddings: `members_of` holds row
-    numbers of `matrix`, padded with len(matrix)): the sum of the members' cosines over the summed vector's norm,
-    the members added in column order."""
-    count = len(matrix)
-    summed = matrix[members_of[:, 0]]  # a copy: each window's own row first
-    for c in range(1, members_of.shape[1]):
-        at = members_of[:, c]
-        has = at < count  # the padding adds nothing
-        summed[has] += matrix[at[has]]
+def _window_cosines(matrix: np.ndarray, cos: np.ndarray, near: tuple[np.ndarray, np.ndarray], size: int) -> np.ndarray:
+    """The cue's cosine with each pool member's window vector (its own embedding, the first `size` rows of `matrix`,
+    plus its same-episode neighbours' rows, `near`: pairs sorted by member, then by the neighbour's id): the sum of
+    the members' cosines over the summed vector's norm. The members are added in that order, one neighbour per
+    member at a time (float32, the sums of the former padded loop bit for bit), and only members that have a
+    neighbour in that place are touched: a long episode costs its own members, not the whole pool."""
+    src, other = near
+    summed = matrix[:size].copy()
+    if len(src):
+        counts = np.bincount(src, minlength=size)
+        place = np.arange(len(src)) - (np.cumsum(counts) - counts)[src]  # the neighbour's place in its member's list
+        order = np.argsort(place, kind="stable")
+        low = 0
+        for high in np.cumsum(np.bincount(place)).tolist():
+            step = order[low:high]  # one place: each member at most once
+            summed[src[step]] += matrix[other[step]]
+            low = high
     norms = np.linalg.norm(summed, axis=1)
+    members_of = _padded_pairs(near, size, len(matrix), own=True)
     dots = np.append(cos, 0.0)[members_of].sum(axis=1)
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 

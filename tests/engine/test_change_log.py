@@ -69,6 +69,16 @@ def _assert_equal_to_rebuild(engine: MemoryEngine) -> None:
         assert (mine[i].episode, mine[i].entity_id) == (theirs[i].episode, theirs[i].entity_id)
         assert np.array_equal(mine[i].embedding, theirs[i].embedding)  # type: ignore[arg-type]
     assert {k: set(v) for k, v in table.followed_by(every).items()} == rebuilt.followed_by(every)
+    # The same by row number, as fused recall reads them (engine/recall/fusion.py `_gather_rows`).
+    rows = table.rows_of(every)
+    assert (rows >= 0).all() and [k.decode() for k in table.keys_at(rows).tolist()] == every
+    assert [table.episode_key(c) for c in table.episode_codes_at(rows).tolist()] == [mine[i].episode for i in every]
+    source, linked = table.link_rows(every, rows)
+    named = dict(zip(rows.tolist(), every, strict=True))
+    by_rows: dict[str, set[str]] = {}
+    for n, row in zip(source.tolist(), linked.tolist(), strict=True):
+        by_rows.setdefault(every[n], set()).add(named[row])
+    assert by_rows == {i: linked_ for i, linked_ in rebuilt.followed_by(every).items() if linked_}
     postings = indexes.lexical_postings()
     assert postings is not None
     fresh = LexicalPostings(store)
