@@ -39,8 +39,8 @@ WHY_MISSED = {
     "back to back, most likely CPU caches the model's weights displaced",
     "causal": "the walk stops at the last depth level needed, but the seed search, level timestamps and "
     "hydration come on top of the floor",
-    "remember_batch": "structures are extracted after the write (the read barrier or "
-    "the idle worker parses them, reported as the sustained rate), so a batch costs its encode plus request "
+    "remember_batch": "structures are extracted and contradiction checks run after the write (the read barriers or "
+    "the idle worker parse them, reported as the sustained rate), so a batch costs its encode plus request "
     "parsing, Chroma's HNSW insert (0.1-0.2 s of CPU per 256 texts, holding the GIL) and one SQLite "
     "transaction, both on the two cores the encode fills; the built indexes are frozen out of the garbage "
     "collector's full passes (docs/indexing.md, \"Batched remember\"); with extraction on the write path it "
