@@ -7,9 +7,11 @@ engine's `ef_search` (see engine/index/vector.py), so floor and engine do the sa
 cue at a time through every operation, so machine noise (other jobs on a shared box) hits all of them
 alike and the ratios stay meaningful even when absolute times drift. Writes are compared with the raw
 model: a single `remember` with one `encode` call, a batched `remember_many` with encoding the same
-number of texts. Relational structures follow writes (engine/structures.py), so after each timed write
-the time to extract its pending structures (`catch_up_structures`, what the next analogical read or the
-idle worker does) is timed too, and the rows report the returned throughput and the sustained one with it.
+number of texts. Relational structures and contradiction checks follow writes (engine/structures.py,
+engine/contradictions/follow.py), so after each timed write the time to extract its pending structures
+(`catch_up_structures`, what the next analogical read or the idle worker does) and to run its pending
+checks (`catch_up_contradictions`, what the next `contradiction_prepare` or the idle worker does) is timed
+too, and the rows report the returned throughput and the sustained one with both.
 """
 
 from __future__ import annotations
@@ -86,10 +88,13 @@ def build_store(
             engine.add_edges([(ids[s], ids[t], kind, conf) for s, t, kind, conf in corp.edges[start : start + 50_000]])
     with Stopwatch() as sw_structures:  # deferred structures, extracted before any read is timed
         engine.catch_up_structures()
+    with Stopwatch() as sw_checks:  # deferred contradiction checks, run before any read is timed
+        engine.catch_up_contradictions()
     info = {
         "write_memories_s": round(sw_mem.seconds, 2),
         "write_edges_s": round(sw_edges.seconds, 2),
         "structures_catch_up_s": round(sw_structures.seconds, 2),
+        "contradiction_checks_catch_up_s": round(sw_checks.seconds, 2),
         "memories_per_s": round(corp.n / sw_mem.seconds, 1),
         "memories_per_s_with_structures": round(corp.n / (sw_mem.seconds + sw_structures.seconds), 1),
     }
@@ -184,7 +189,8 @@ def time_writes(
 ) -> dict[str, list[float]]:
     """Single and batched remembers on fresh text (the model really runs), interleaved with raw encodes."""
     single = corpus_mod.fresh_texts(2 * s.single_writes + 4, seed=s.seed + corp.n, entities=corp.entities)
-    names = ("encode_single", "remember_single", "catch_up_single", "encode_batch", "remember_batch", "catch_up_batch")
+    names = ("encode_single", "remember_single", "catch_up_single", "checks_single", "encode_batch", "remember_batch",
+             "catch_up_batch", "checks_batch")
     out = {k: Samples(k) for k in names}
     rng = np.random.default_rng(s.seed)
     for i in range(s.single_writes + 2):
@@ -198,10 +204,12 @@ def time_writes(
             enc()
             rem()
             engine.catch_up_structures()
+            engine.catch_up_contradictions()
             continue
         out["encode_single"].time(enc)
         out["remember_single"].time(rem)
         out["catch_up_single"].time(engine.catch_up_structures)
+        out["checks_single"].time(engine.catch_up_contradictions)
     batch_texts = corpus_mod.fresh_texts(2 * s.batch_size * s.batches, seed=s.seed + 2 * corp.n, entities=corp.entities)
     with bar("batched writes", s.batches) as update:
         for b in range(s.batches):
@@ -211,16 +219,21 @@ def time_writes(
             items = [NewMemory(t, 0.5, None, e) for t, e in mine]
             out["remember_batch"].time(partial(engine.remember_many, items))
             out["catch_up_batch"].time(engine.catch_up_structures)
+            out["checks_batch"].time(engine.catch_up_contradictions)
             update(b + 1, s.batches)
     return {k: v.ms for k, v in out.items()}
 
 
-def _with_catch_up(row: dict, written: list[float], caught_up: list[float], encode_p50: float, texts: int) -> None:
-    """Add to a write row the time to extract its deferred structures afterwards and the sustained rate
-    including it (per write: returned + catch-up), beside the returned rate the target is measured on."""
-    both = [w + c for w, c in zip(written, caught_up, strict=True)]
+def _with_catch_up(
+    row: dict, written: list[float], caught_up: list[float], checked: list[float], encode_p50: float, texts: int
+) -> None:
+    """Add to a write row the time to extract its deferred structures and to run its deferred contradiction
+    checks afterwards, and the sustained rate including both (per write: returned + catch-ups), beside the
+    returned rate the target is measured on."""
+    both = [w + c + k for w, c, k in zip(written, caught_up, checked, strict=True)]
     sustained_p50 = summarize(both)["p50_ms"]
     row["structures_catch_up_p50_ms"] = summarize(caught_up)["p50_ms"]
+    row["checks_catch_up_p50_ms"] = summarize(checked)["p50_ms"]
     row["sustained_p50_ms"] = sustained_p50
     row["sustained_throughput_per_s"] = round(texts / (sustained_p50 / 1000.0), 1)
     row["sustained_vs_encode"] = round(encode_p50 / sustained_p50, 3)
@@ -271,14 +284,15 @@ def run_size(n: int, model: Any, s: PerfSettings, work: Path) -> dict[str, Any]:
     encb = summarize(writes["encode_batch"])["p50_ms"]
     rows.append(_row("model", n, "encode_single", writes["encode_single"], "encode_single", enc1))
     single_row = _row("hebbs", n, "remember_single", writes["remember_single"], "encode_single", enc1)
-    _with_catch_up(single_row, writes["remember_single"], writes["catch_up_single"], enc1, 1)
+    _with_catch_up(single_row, writes["remember_single"], writes["catch_up_single"], writes["checks_single"], enc1, 1)
     rows.append(single_row)
     rows.append(_row("model", n, "encode_batch", writes["encode_batch"], "encode_batch", encb))
     batch_row = _row("hebbs", n, "remember_batch", writes["remember_batch"], "encode_batch", encb)
     batch_row["batch_size"] = s.batch_size
     batch_row["throughput_per_s"] = round(s.batch_size / (batch_row["p50_ms"] / 1000.0), 1)
     batch_row["throughput_vs_encode"] = round(encb / batch_row["p50_ms"], 3)
-    _with_catch_up(batch_row, writes["remember_batch"], writes["catch_up_batch"], encb, s.batch_size)
+    _with_catch_up(batch_row, writes["remember_batch"], writes["catch_up_batch"], writes["checks_batch"], encb,
+                   s.batch_size)
     rows.append(batch_row)
     reopen_s = [r["total_s"] * 1000.0 for r in reopen]
     reopen_row = _row("hebbs", n, "reopen", reopen_s, "none", None)

@@ -158,7 +158,16 @@ def _perf_section(perf: dict[str, Any], docs_dir: Path, img_dir: Path) -> list[s
                 f"Batched remember: {batch['throughput_per_s']:,} memories/s in batches of {batch['batch_size']}, "
                 f"{batch['throughput_vs_encode']:.2f}x the raw model's encode throughput when the call returns."
             )
-            if batch.get("sustained_vs_encode") is not None:
+            if batch.get("sustained_vs_encode") is not None and batch.get("checks_catch_up_p50_ms") is not None:
+                lines.append(
+                    f"Relational structures and contradiction checks follow writes (run before the next read of "
+                    f"them, or by the idle worker): extracting a batch's structures took "
+                    f"{batch['structures_catch_up_p50_ms']:,.0f} ms p50 and running its checks "
+                    f"{batch['checks_catch_up_p50_ms']:,.0f} ms, so sustained, both included, "
+                    f"{batch['sustained_throughput_per_s']:,} memories/s = {batch['sustained_vs_encode']:.2f}x encode "
+                    "throughput."
+                )
+            elif batch.get("sustained_vs_encode") is not None:
                 lines.append(
                     f"Relational structures follow writes (extracted before the next analogical read, or by the "
                     f"idle worker): extracting a batch's took {batch['structures_catch_up_p50_ms']:,.0f} ms p50, "
@@ -170,7 +179,9 @@ def _perf_section(perf: dict[str, Any], docs_dir: Path, img_dir: Path) -> list[s
             lines.append(
                 f"Single remember: {single['p50_ms']:.1f} ms p50 returned, then "
                 f"{single['structures_catch_up_p50_ms']:.1f} ms to extract its structure "
-                f"({single['sustained_p50_ms']:.1f} ms sustained)."
+                + (f"and {single['checks_catch_up_p50_ms']:.1f} ms to check it for contradictions "
+                   if single.get("checks_catch_up_p50_ms") is not None else "")
+                + f"({single['sustained_p50_ms']:.1f} ms sustained)."
             )
         if reopen and reopen.get("breakdown_s"):
             parts = ", ".join(f"{k.removesuffix('_s')} {v:.2f}" for k, v in reopen["breakdown_s"].items())

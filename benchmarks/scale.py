@@ -157,11 +157,12 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     started = time.perf_counter()
     with Stopwatch() as sw_build:
         engine = MemoryEngine(data_dir, embedder=embedder, clock=clock, extractor=extractor)
-        # The contradiction check after each write (engine/contradictions/review.py) parses each new memory with
+        # The contradiction check of each write (engine/contradictions/follow.py) parses each new memory with
         # up to 5 near memories of its entity; templated texts have 5 near ones nearly always, so a 100k build
-        # would parse 500k pairs with spaCy. This store is built to time reads: its build skips the check (the
-        # write-heavy mix below keeps it, as every remember does).
-        engine._writer.committed = None  # noqa: SLF001
+        # would leave 500k pairs for spaCy, checked by the reading engine's idle worker while reads are timed.
+        # This store is built to time reads: its build marks no check (the write-heavy mix below marks them, as
+        # every remember does).
+        engine._writer.needs_check = None  # noqa: SLF001
         with engine.bulk():  # recall's structures catch up once, at the end (`MemoryEngine.bulk`)
             for start in range(0, n, WRITE_CHUNK):
                 items = [

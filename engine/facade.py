@@ -138,7 +138,9 @@ class MemoryEngine:
             PrimeRequest: lambda r: RecallResponse(tuple(self._recaller.prime(r))),
             RescoreRequest: lambda r: RecallResponse(tuple(scoring.rescore(r.results, r.scoring_weights, r.top_k))),
         }
-        review.install(self._handlers, self._writer, self._structures.held)  # reflect, insights, contradictions
+        # Reflect, insights, contradictions; each write's contradiction check follows it like structures do.
+        self._checks = review.install(self._handlers, self._writer)
+        self._structures.also_idle(self._checks)
 
     # --- lifecycle -------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -190,7 +192,7 @@ class MemoryEngine:
 
     def warm(self) -> None:
         """Build every index now (servers and benchmarks pay the cost up front, not on the first recall), and
-        let the idle worker extract structures an earlier writer left pending."""
+        let the idle worker extract structures (and run contradiction checks) an earlier writer left pending."""
         self._indexes.warm()
         self._structures.start_if_pending()
 
@@ -404,6 +406,16 @@ class MemoryEngine:
     def pending_structures(self) -> int:
         """How many memories wait for their relational structure."""
         return self._structures.pending()
+
+    def catch_up_contradictions(self) -> int:
+        """Run every pending contradiction check now (what `contradiction_prepare` does first); returns how many
+        candidates it proposed."""
+        with store_errors(self.data_dir):
+            return self._checks.catch_up()
+
+    def pending_contradiction_checks(self) -> int:
+        """How many written memories wait for their contradiction check."""
+        return self._checks.pending()
 
     def neighbourhood(self, memory_id: str, **params: Any) -> NeighbourhoodResponse:
         """The memories within `depth` edges of a memory (both directions), nearest first, at most

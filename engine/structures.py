@@ -11,7 +11,9 @@ extracted, like the HNSW graph is derived from the stored vectors, by
   nothing was pending (that version also moves when another engine or process commits);
 - the idle worker, a thread started by this engine's first deferred write (or `start_if_pending`), which
   extracts small batches once no write has come for `STRUCTURE_IDLE_SECONDS`, so a bulk import in
-  the foreground is not slowed; it stops at `close` after at most the batch in hand.
+  the foreground is not slowed; it stops at `close` after at most the batch in hand. Other work deferred
+  the same way (the contradiction checks, engine/contradictions/follow.py) is handed to it with
+  `also_idle`, and runs once no structure is pending.
 
 Storing is idempotent and safe against races: a structure is written only while its memory is still
 pending and still has the text it was extracted from (`Storage.set_structures(pending_only=True)`), in
@@ -25,6 +27,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Protocol
 
 from engine.analogy.episode_graph import GRAPH_VERSION
 from engine.analogy.text import StructureExtractor
@@ -41,6 +44,16 @@ STRUCTURE_IDLE_BATCH = 16
 log = logging.getLogger(__name__)
 # Pending structures extracted per transaction by the read barrier.
 STRUCTURE_CATCHUP_BATCH = 512
+
+
+class IdleWork(Protocol):
+    """More work deferred from the write path, done by the idle worker in small batches."""
+
+    def work_one_batch(self) -> bool:
+        """Do one small batch; False when nothing is pending."""
+        ...
+
+    def pending(self) -> int: ...
 
 
 class StructureFollower:
@@ -64,6 +77,7 @@ class StructureFollower:
         self._failed: BaseException | None = None
         self._reextracting = threading.Lock()
         self._versions_checked = False  # stale structures are re-extracted before the first analogical recall
+        self._also: list[IdleWork] = []
 
     # --- the read barrier --------------------------------------------------------------------------------
     def catch_up(self) -> int:
@@ -158,9 +172,14 @@ class StructureFollower:
                 self._last_write = self._clock.now()
                 self._wake.notify_all()
 
+    def also_idle(self, work: IdleWork) -> None:
+        """Have the idle worker do `work` too, once no structure is pending."""
+        self._also.append(work)
+
     def start_if_pending(self) -> None:
-        """Start the worker when the store holds pending structures (a server opening an earlier store)."""
-        if not self._store.read_only and self.pending():
+        """Start the worker when the store holds pending structures or other pending work (a server opening an
+        earlier store)."""
+        if not self._store.read_only and (self.pending() or any(work.pending() for work in self._also)):
             with self._wake:
                 self._start()
                 self._wake.notify_all()
@@ -218,15 +237,16 @@ class StructureFollower:
             log.warning("background structure extraction stopped (%s); reads extract pending ones", exc)
 
     def _work_one_batch(self) -> bool:
-        """Extract one small batch if any is pending; False when nothing is."""
+        """Extract one small batch if any is pending, else one batch of the other idle work; False when
+        nothing is pending."""
         with self._extracting:
             if self._closing:
                 return True
             version = self._store.version()
             batch = self._store.pending_structures(STRUCTURE_IDLE_BATCH)
-            if not batch:
-                self._join_extracted_elsewhere()
-                self._nothing_pending_at = version
-                return False
-            self._extract(batch)
-            return True
+            if batch:
+                self._extract(batch)
+                return True
+            self._join_extracted_elsewhere()
+            self._nothing_pending_at = version
+        return any(not self._closing and work.work_one_batch() for work in self._also)

@@ -1,8 +1,9 @@
 """`Writer`: the one write path, below both the facade and ingestion.
 
 validate (done by `engine.api` parse) -> assign ids and times -> embed -> (a remember: its vectors into the
-vector index) -> one transaction (the truth, embeddings included, and a "structure pending" mark per memory:
-structures follow writes, engine/structures.py) -> the derived indexes. A crash after the commit is
+vector index) -> one transaction (the truth, embeddings included, a "structure pending" mark per memory and a
+"check pending" mark per statement: structures and contradiction checks follow writes, engine/structures.py,
+engine/contradictions/follow.py) -> the derived indexes. A crash after the commit is
 repaired on the next open from the `vector_synced` marks, vectors upserted before a commit that never
 happened are dropped then, and pending structures are extracted before anything reads structures, so an
 acknowledged write is never lost and never half-visible (recall only returns ids the record store holds).
@@ -48,10 +49,11 @@ class Writer:
         self.clock = clock
         self._model_checked = False
         self._dimension: int | None = None  # the store's vector width once read or recorded: it never changes
-        # Told after each commit how many memories it left with a pending structure (the idle worker's cue).
+        # Told after each commit how much deferred work it left: pending structures and checks (the idle worker's cue).
         self.after_commit: Callable[[int], None] | None = None
-        # Told the records of each commit once durable (contradiction candidates: engine/contradictions/review.py).
-        self.committed: Callable[[Sequence[MemoryRecord]], None] | None = None
+        # Which committed memories wait for a contradiction check (marked in the commit's transaction, checked
+        # after it: engine/contradictions/follow.py); None: none do.
+        self.needs_check: Callable[[Memory], bool] | None = None
 
     # --- the pieces ingestion composes ------------------------------------------------------------------
     def embed(self, texts: Sequence[str], progress: Progress | None = None) -> np.ndarray:
@@ -121,6 +123,9 @@ class Writer:
         (`DerivedIndexes.commit_with_vectors`): one transaction and fsync instead of two. A crash between the
         two leaves vectors the store never got; the next open drops them."""
         self._record_model(records)
+        if self.needs_check is not None:
+            records = [dataclasses.replace(r, check_pending=True) if self.needs_check(r.memory) else r
+                       for r in records]
         if vectors_first:
             synced = self.indexes.commit_with_vectors(
                 [r.memory.id for r in records],
@@ -131,9 +136,7 @@ class Writer:
         else:
             self.store.insert(records, edges, also=also)
             self.indexes.apply(records, edges)
-        self._committed(sum(r.structure_pending for r in records))
-        if self.committed is not None and records:
-            self.committed(records)
+        self._committed(sum(r.structure_pending + r.check_pending for r in records))
 
     def _committed(self, pending: int) -> None:
         if self.after_commit is not None:

@@ -2,7 +2,7 @@
 
 `reflect` and `insights` run the engine's own offline reflection; `reflect_prepare` / `reflect_commit` let an
 agent's LLM write the insights instead, from the clusters the engine found; `contradiction_prepare` /
-`contradiction_commit` hand the contradiction candidates found on write to an agent for its verdicts.
+`contradiction_commit` hand the contradiction candidates found for writes to an agent for its verdicts.
 """
 
 from __future__ import annotations

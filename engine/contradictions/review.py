@@ -1,10 +1,12 @@
-"""Contradiction candidates on every write, reviewed by an agent (the SDK's contradiction_prepare / commit).
+"""Contradiction candidates for every write, reviewed by an agent (the SDK's contradiction_prepare / commit).
 
-After a write commits, each new memory with an entity is compared with its nearest neighbours of the same
-entity (cosine of the stored embeddings over `MIN_SIMILARITY`, the `NEIGHBOURS` nearest among the entity's
-newest `ENTITY_WINDOW` memories): only those pairs are parsed and checked (`engine.contradictions.detect`),
-so a write whose memory resembles nothing of its entity costs one small matrix product. A finding is stored
-as pending with its reason and confidence; nothing else changes until an agent commits a verdict:
+Each new statement with an entity is checked once, after its write commits and off the write path (the
+write marks it pending; engine/contradictions/follow.py runs the check before candidates are read, or when
+the engine is idle). It is compared with its nearest neighbours of the same entity written before it
+(cosine of the stored embeddings over `MIN_SIMILARITY`, the `NEIGHBOURS` nearest among the entity's newest
+`ENTITY_WINDOW` memories): only those pairs are parsed and checked (`engine.contradictions.detect`), so a
+memory that resembles nothing of its entity costs one small matrix product. A finding is stored as pending
+with its reason and confidence; nothing else changes until an agent commits a verdict:
 contradiction -> `contradicts` edges both ways; revision -> `revised_from` from the newer to the older;
 dismiss -> the candidate is dropped. A recall whose results hold both sides of a confirmed contradiction
 says so in each side's strategy details (`contradicts`: the other side's id).
@@ -43,44 +45,47 @@ class ContradictionReview:
         self.store = store
         self._add_edges = add_edges
 
-    # --- on write ------------------------------------------------------------------------------------
-    def check(self, written: Sequence[tuple[str, str | None, MemoryKind, np.ndarray]], now: datetime) -> int:
-        """Find and store candidates for newly written memories: (id, entity_id, kind, embedding). Returns how
-        many were proposed."""
+    # --- after a write (engine/contradictions/follow.py runs it) ---------------------------------------
+    def check(self, checked: Sequence[str], now: datetime) -> int:
+        """Find and store candidates for memories whose check is pending, given in the order written; their
+        pending marks are cleared in the transaction that stores the candidates. Each is compared with the
+        memories of its entity written before it: those not waiting for a check themselves, and those before
+        it in `checked`. Returns how many candidates were proposed."""
+        written = self.store.get_many(checked)
+        vectors = self.store.embeddings([i for i in checked if i in written])
         by_entity: dict[str, list[tuple[str, np.ndarray]]] = defaultdict(list)
-        for memory_id, entity, kind, vector in written:
-            if entity and kind in CHECKED_KINDS:
-                by_entity[entity].append((memory_id, vector))
+        for memory_id in checked:
+            memory = written.get(memory_id)
+            if memory is not None and memory.entity_id and memory.kind in CHECKED_KINDS and memory_id in vectors:
+                by_entity[memory.entity_id].append((memory_id, vectors[memory_id]))
         pairs: list[tuple[str, str, float]] = []
         for entity, new in by_entity.items():
             pairs.extend(self._near_pairs(entity, new))
-        if not pairs:
-            return 0
         memories = self.store.get_many(sorted({i for a, b, _ in pairs for i in (a, b)}))
         pairs = [(a, b, s) for a, b, s in pairs if a in memories and b in memories
                  and memories[a].kind in CHECKED_KINDS and memories[b].kind in CHECKED_KINDS
                  and not _same_document(memories[a], memories[b])
                  and word_overlap(memories[a].content, memories[b].content) >= MIN_WORD_OVERLAP]
-        if not pairs:
-            return 0
-        from engine.contradictions import detect_pairs
+        proposed: list[PendingPair] = []
+        if pairs:
+            from engine.contradictions import detect_pairs
 
-        findings = detect_pairs([(memories[a].content, memories[b].content) for a, b, _ in pairs])
-        micros = int(now.timestamp() * 1_000_000)
-        proposed = [
-            PendingPair(ids.new_id(micros // 1000), a, b, f.verdict, f.reason, f.confidence, round(s, 4), f.detail,
-                        micros)
-            for (a, b, s), f in zip(pairs, findings, strict=True) if f is not None
-        ]
-        if proposed:
-            self.store.propose_contradictions(proposed)
+            findings = detect_pairs([(memories[a].content, memories[b].content) for a, b, _ in pairs])
+            micros = int(now.timestamp() * 1_000_000)
+            proposed = [
+                PendingPair(ids.new_id(micros // 1000), a, b, f.verdict, f.reason, f.confidence, round(s, 4),
+                            f.detail, micros)
+                for (a, b, s), f in zip(pairs, findings, strict=True) if f is not None
+            ]
+        self.store.propose_contradictions(proposed, checked)
         return len(proposed)
 
     def _near_pairs(self, entity: str, new: list[tuple[str, np.ndarray]]) -> list[tuple[str, str, float]]:
-        """(older, newer, cosine) for each new memory and its nearest older neighbours of the entity."""
-        new_ids = {i for i, _ in new}
+        """(older, newer, cosine) for each new memory and its nearest older neighbours of the entity: among
+        its newest `ENTITY_WINDOW` memories, those already checked, and those of `new` before it."""
         window = sorted(self.store.ids_of_entity(entity), reverse=True)[:ENTITY_WINDOW]  # ids sort by time
-        others = self.store.embeddings([i for i in window if i not in new_ids])
+        waiting = self.store.checks_pending_among(window) | {i for i, _ in new}  # written after, or in `new`
+        others = self.store.embeddings([i for i in window if i not in waiting])
         pool_ids = [*others, *(i for i, _ in new)]
         if len(pool_ids) < 2:
             return []
@@ -88,7 +93,7 @@ class ContradictionReview:
         out: list[tuple[str, str, float]] = []
         for position, (memory_id, vector) in enumerate(new):
             cosines = pool @ vector.astype(np.float32)
-            cosines[len(others) + position:] = -1.0  # the memory itself and newer ones of this batch
+            cosines[len(others) + position:] = -1.0  # the memory itself and those of `new` written after it
             for j in np.argsort(-cosines)[:NEIGHBOURS]:
                 if cosines[j] < MIN_SIMILARITY:
                     break

@@ -420,11 +420,24 @@ class Bookkeeping(Protocol):
 
 class ReviewStorage(Protocol):
     """What waits for an agent's review: contradiction candidates (engine/contradictions/review.py; a pending
-    pair goes away with either memory) and reflect sessions (engine/reflect/service.py)."""
+    pair goes away with either memory), the memories still to be checked for them (engine/contradictions/
+    follow.py) and reflect sessions (engine/reflect/service.py)."""
 
-    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
-        """Store candidates; a pair already pending, in either order, is left as it is."""
+    def propose_contradictions(self, pairs: Sequence[PendingPair], checked: Sequence[str] = ()) -> None:
+        """Store candidates; a pair already pending, in either order, is left as it is. Clears the pending
+        check marks of `checked` (the memories whose check found them) in the same transaction."""
         ...
+
+    def pending_checks(self, limit: int) -> list[str]:
+        """Ids of up to `limit` memories whose contradiction check has not run yet, in the order written (the
+        write's transaction marks them: `MemoryRecord.check_pending`)."""
+        ...
+
+    def checks_pending_among(self, ids: Sequence[str]) -> set[str]:
+        """Which of these memories still wait for their contradiction check."""
+        ...
+
+    def count_pending_checks(self) -> int: ...
 
     def pending_contradictions(self, limit: int) -> list[PendingPair]:
         """Candidates waiting for a verdict, most confident first, then oldest."""

@@ -38,6 +38,7 @@ class MemoryRecord:
     embedding: np.ndarray
     structure: dict[str, Any]
     structure_pending: bool = False  # not extracted yet: `structure` is {} until the store's mark is cleared
+    check_pending: bool = False  # its contradiction check has not run yet (engine/contradictions/follow.py)
 
 
 class FusionRow(NamedTuple):

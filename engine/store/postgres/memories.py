@@ -64,6 +64,11 @@ def mark_pending(cur: Any, ids: Sequence[str]) -> None:
     cur.executemany("INSERT INTO pending_structures (id) VALUES (%s) ON CONFLICT DO NOTHING", [(i,) for i in ids])
 
 
+def mark_checks(cur: Any, ids: Sequence[str]) -> None:
+    """Record that these memories' contradiction check is still to run (same transaction as the write)."""
+    cur.executemany("INSERT INTO pending_checks (id) VALUES (%s) ON CONFLICT DO NOTHING", [(i,) for i in ids])
+
+
 class MemoryTable(VectorSync):
     """Memories (`MemoryStorage`)."""
 
@@ -72,6 +77,7 @@ class MemoryTable(VectorSync):
         with self.transaction() as cur:
             cur.executemany(INSERT, [memory_params(r) for r in records])
             mark_pending(cur, [r.memory.id for r in records if r.structure_pending])
+            mark_checks(cur, [r.memory.id for r in records if r.check_pending])
             insert_edges(cur, edges)
             text.index_new(
                 cur,

@@ -14,8 +14,10 @@ _PAIR_COLUMNS = ", ".join(f.name for f in dataclasses.fields(PendingPair))  # th
 
 
 class ReviewTables(PostgresConnection):
-    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
+    def propose_contradictions(self, pairs: Sequence[PendingPair], checked: Sequence[str] = ()) -> None:
         with self.transaction(counted=False) as cur:
+            if checked:
+                cur.execute("DELETE FROM pending_checks WHERE id = ANY(%s)", (list(checked),))
             for p in pairs:
                 cur.execute(
                     f"INSERT INTO pending_contradictions ({_PAIR_COLUMNS}) SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s"
@@ -23,6 +25,15 @@ class ReviewTables(PostgresConnection):
                     " OR (memory_a = %s AND memory_b = %s)) ON CONFLICT DO NOTHING",
                     (p.pending_id, p.memory_a, p.memory_b, p.verdict, p.reason, p.confidence, p.similarity, p.detail,
                      p.created_at, p.memory_a, p.memory_b, p.memory_b, p.memory_a))
+
+    def pending_checks(self, limit: int) -> list[str]:
+        return [r[0] for r in self._query("SELECT id FROM pending_checks ORDER BY seq LIMIT %s", (limit,))]
+
+    def checks_pending_among(self, ids: Sequence[str]) -> set[str]:
+        return {r[0] for r in self._query("SELECT id FROM pending_checks WHERE id = ANY(%s)", (list(ids),))}
+
+    def count_pending_checks(self) -> int:
+        return int(self._query("SELECT count(*) FROM pending_checks")[0][0])
 
     def pending_contradictions(self, limit: int) -> list[PendingPair]:
         rows = self._query(f"SELECT {_PAIR_COLUMNS} FROM pending_contradictions ORDER BY confidence DESC,"

@@ -16,13 +16,15 @@ class StructureTable(PostgresConnection):
     def get_record(self, memory_id: str) -> MemoryRecord | None:
         rows = self._query(
             f"SELECT {MEMORY_COLUMNS}, embedding, structure,"
-            " EXISTS (SELECT 1 FROM pending_structures p WHERE p.id = m.id) FROM memories m WHERE id = %s",
+            " EXISTS (SELECT 1 FROM pending_structures p WHERE p.id = m.id),"
+            " EXISTS (SELECT 1 FROM pending_checks c WHERE c.id = m.id) FROM memories m WHERE id = %s",
             (memory_id,),
         )
         if not rows:
             return None
         r = rows[0]
-        return MemoryRecord(row_to_memory(r), np.frombuffer(r[10], dtype=np.float32), json.loads(r[11]), bool(r[12]))
+        return MemoryRecord(row_to_memory(r), np.frombuffer(r[10], dtype=np.float32), json.loads(r[11]), bool(r[12]),
+                            bool(r[13]))
 
     def structures(self) -> list[tuple[str, dict[str, Any]]]:
         return [(r[0], json.loads(r[1])) for r in self._query("SELECT id, structure FROM memories")]

@@ -60,6 +60,10 @@ CREATE TABLE IF NOT EXISTS pending_vector_deletes (id TEXT PRIMARY KEY);
 -- Memories whose relational structure is not extracted yet: marked in the write's
 -- own transaction, cleared in the one that stores the structure. Readers of structures extract these first.
 CREATE TABLE IF NOT EXISTS pending_structures (id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
+-- Memories whose contradiction check (engine/contradictions/follow.py) has not run yet: marked in the write's own
+-- transaction, cleared in the one that stores the check's candidates; rowid order is write order. Readers of
+-- contradiction candidates check these first.
+CREATE TABLE IF NOT EXISTS pending_checks (id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE);
 -- The ingestion ledger (engine/store/ledger.py): rows go away with their memory.
 CREATE TABLE IF NOT EXISTS ingested (
     memory_id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,

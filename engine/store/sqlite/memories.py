@@ -51,6 +51,7 @@ class MemoryTable(SqliteConnection):
                 [record_params(r) for r in records],
             )
             mark_pending(cur, [r.memory.id for r in records if r.structure_pending])
+            mark_checks(cur, [r.memory.id for r in records if r.check_pending])
             insert_edges(cur, edges)
             fulltext.index_new(
                 cur,
@@ -260,3 +261,8 @@ def filters(
 def mark_pending(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
     """Record that these memories' structures are still to be extracted (same transaction as the write)."""
     cur.executemany("INSERT OR IGNORE INTO pending_structures (id) VALUES (?)", [(i,) for i in ids])
+
+
+def mark_checks(cur: sqlite3.Cursor, ids: Sequence[str]) -> None:
+    """Record that these memories' contradiction check is still to run (same transaction as the write)."""
+    cur.executemany("INSERT OR IGNORE INTO pending_checks (id) VALUES (?)", [(i,) for i in ids])

@@ -1,10 +1,11 @@
 """What waits for an agent's review, SQLite's side: contradiction candidates and reflect sessions (what each
 is for: engine/contradictions/review.py, engine/reflect/service.py). Their tables are part of the store's
-schema (connection.py); pending pairs go away with either memory (ON DELETE CASCADE)."""
+schema (connection.py); pending pairs and pending checks go away with their memory (ON DELETE CASCADE)."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 
 from engine.store.rows import EXPIRED_KEPT_SECONDS, PendingPair
@@ -14,8 +15,9 @@ _PAIR_COLUMNS = "pending_id, memory_a, memory_b, verdict, reason, confidence, si
 
 
 class ReviewTables(SqliteConnection):
-    def propose_contradictions(self, pairs: Sequence[PendingPair]) -> None:
+    def propose_contradictions(self, pairs: Sequence[PendingPair], checked: Sequence[str] = ()) -> None:
         with self.transaction(counted=False) as cur:
+            cur.executemany("DELETE FROM pending_checks WHERE id = ?", [(i,) for i in checked])
             for p in pairs:
                 cur.execute(
                     f"INSERT INTO pending_contradictions ({_PAIR_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT "
@@ -23,6 +25,24 @@ class ReviewTables(SqliteConnection):
                     "(memory_a = ? AND memory_b = ?))",
                     (p.pending_id, p.memory_a, p.memory_b, p.verdict, p.reason, p.confidence, p.similarity, p.detail,
                      p.created_at, p.memory_a, p.memory_b, p.memory_b, p.memory_a))
+
+    def pending_checks(self, limit: int) -> list[str]:
+        try:
+            return [r[0] for r in self._query("SELECT id FROM pending_checks ORDER BY rowid LIMIT ?", (limit,))]
+        except sqlite3.OperationalError:  # a read-only store written before checks could be pending
+            return []
+
+    def checks_pending_among(self, ids: Sequence[str]) -> set[str]:
+        try:
+            return {r[0] for r in self._query_ids("SELECT id FROM pending_checks", ids)}
+        except sqlite3.OperationalError:
+            return set()
+
+    def count_pending_checks(self) -> int:
+        try:
+            return int(self._query("SELECT count(*) FROM pending_checks")[0][0])
+        except sqlite3.OperationalError:
+            return 0
 
     def pending_contradictions(self, limit: int) -> list[PendingPair]:
         rows = self._query(f"SELECT {_PAIR_COLUMNS} FROM pending_contradictions ORDER BY confidence DESC, "

@@ -27,8 +27,12 @@ class StructureTable(SqliteConnection):
         row = rows[0]
         structure = self._filled.get(memory_id, row[11])
         pending = memory_id not in self._filled and bool(self._pending_of([memory_id]))
+        try:
+            check = bool(self._query("SELECT 1 FROM pending_checks WHERE id = ?", (memory_id,)))
+        except sqlite3.OperationalError:  # a read-only store written before checks could be pending
+            check = False
         return MemoryRecord(row_to_memory(row), np.frombuffer(row[10], dtype=np.float32), json.loads(structure),
-                            pending)
+                            pending, check)
 
     def structures(self) -> list[tuple[str, dict[str, Any]]]:
         rows = self._query("SELECT id, structure FROM memories")
