@@ -8,8 +8,7 @@ Real engine, real spaCy, real Chroma, temp dirs, an injected clock; waits are fo
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from engine.clock import ManualClock
 from engine.contradictions import follow
 from engine.contradictions.detect import Finding
 from engine.embedding import Embedder
+from tests.waiting import wait_for
 
 
 def call(engine: MemoryEngine, op: str, **fields: object) -> object:
@@ -29,14 +29,6 @@ def call(engine: MemoryEngine, op: str, **fields: object) -> object:
 
 def _candidates(engine: MemoryEngine) -> list[tuple[str, str, str]]:
     return [(c.memory_a, c.memory_b, c.reason) for c in call(engine, "contradiction_prepare").candidates]
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float = 45.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)  # polling a condition, not a fixed wait
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -115,7 +107,7 @@ def test_the_idle_worker_runs_pending_checks_once_writes_pause(
         assert engine.pending_contradiction_checks() == 2
         clock.advance(seconds=31)
         engine._structures.nudge()  # noqa: SLF001 - the worker is what is under test
-        _wait_for(lambda: engine.pending_contradiction_checks() == 0 and engine.pending_structures() == 0)
+        wait_for(lambda: engine.pending_contradiction_checks() == 0 and engine.pending_structures() == 0)
         assert engine._structures.worker_failed is None  # noqa: SLF001
         stored = engine._store.pending_contradictions(10)  # noqa: SLF001 - stored by the worker, before any read
         assert [(p.memory_a, p.memory_b) for p in stored] == [(older.id, newer.id)]

@@ -17,6 +17,7 @@ from engine import MemoryEngine, structures
 from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
 from engine.embedding import Embedder
+from tests.waiting import wait_for
 
 TEXTS = [
     "The general surrounded the fortress and his army attacked it from every side.",
@@ -29,14 +30,6 @@ TEXTS = [
     "The company hired three engineers when the contract was signed.",
 ]
 CUE = "The doctor attacked the tumour with rays from every side."
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float = 45.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)  # polling a condition, not a fixed wait
 
 
 @pytest.fixture
@@ -152,7 +145,7 @@ def test_the_idle_worker_empties_the_queue_once_writes_pause(
     assert engine.pending_structures() == len(TEXTS)  # no pause yet on the engine's clock: nothing extracted
     clock.advance(seconds=31)
     follower.nudge()
-    _wait_for(lambda: engine.pending_structures() == 0)
+    wait_for(lambda: engine.pending_structures() == 0)
     assert follower.worker_failed is None
     stored = engine._store.structure_texts(ids)  # noqa: SLF001 - stored by the worker, before any read
     assert all(text != "{}" for text in stored.values())
@@ -163,7 +156,7 @@ def test_the_idle_worker_empties_the_queue_once_writes_pause(
     assert engine.pending_structures() == 1
     clock.advance(seconds=31)
     follower.nudge()
-    _wait_for(lambda: engine.pending_structures() == 0)
+    wait_for(lambda: engine.pending_structures() == 0)
     assert engine.structure_of(again.id)["features"]
 
 
@@ -190,7 +183,7 @@ def test_an_ingest_holds_the_idle_worker_until_it_ends(
     assert follower._idle_for() == 30.0  # noqa: SLF001 - the pause starts when the ingest ends
     clock.advance(seconds=31)
     follower.nudge()
-    _wait_for(lambda: engine.pending_structures() == 0)
+    wait_for(lambda: engine.pending_structures() == 0)
 
 
 @pytest.mark.slow
@@ -203,7 +196,7 @@ def test_close_stops_the_worker_promptly_and_what_is_left_stays_pending(
     engine = MemoryEngine(data_dir, embedder=embedder, clock=clock)
     try:
         engine.remember_many([{"content": t} for t in many])
-        _wait_for(lambda: engine.pending_structures() < len(many))  # the worker is extracting
+        wait_for(lambda: engine.pending_structures() < len(many))  # the worker is extracting
     finally:
         started = time.monotonic()
         engine.close()
