@@ -215,9 +215,9 @@ class DerivedIndexes:
         # store's first recall opens the vector index meanwhile, holding the lock for seconds at a million.
         segment = self._load_candidates() if self._candidates is None else None
         with self._lock:
-            if self._candidates is None and segment is not None:
-                self._candidates = CandidateTable.on(segment)
-            if self._candidates is None or self._candidates_at != version:
+            if self._candidates is None:  # the segment was looked for above: missing or unusable means a rebuild
+                self._candidates = CandidateTable.on(segment) if segment is not None else self._rebuild_candidates()
+            if self._candidates_at != version:
                 self._catch_up()
                 self._candidates_at = version
             assert self._candidates is not None
