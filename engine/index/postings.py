@@ -22,11 +22,15 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from engine import config
+from engine.index.champions import TermList, bounded_search
 from engine.index.lexical_segment import Document, LexicalSegment
 from engine.store.interface import Storage
 from engine.store.lexical import TABLES, idf
@@ -39,6 +43,10 @@ MERGE_AT = 20_000
 MERGE_MIN = 1_000
 # The store meta key naming the store a segment was built from (a data dir's segment never serves another).
 STORE_KEY = "lexical_segment_key"
+# Terms whose impact order (engine/index/champions.py) is kept per table, most recently used first.
+ORDERS_KEPT = 512
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float64)
 
 
 class LexicalPostings:
@@ -52,6 +60,10 @@ class LexicalPostings:
         self._seq = 0  # the change number caught up to
         self._totals: dict[str, tuple[int, float]] = {}
         self._verify = False  # compare the live rows with the store's once caught up (a segment loaded from disk)
+        self._rank: np.ndarray | None = None  # per segment: each row's memory id rank (`_ranks`)
+        self._orders: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # per segment: terms' impact orders
+        self.searches = 0  # bounded searches so far, and of those the ones not certified exact
+        self.inexact = 0
         self._reset_changes()
 
     def _reset_changes(self) -> None:
@@ -59,6 +71,7 @@ class LexicalPostings:
         width = 0 if self._segment is None else self._segment.width
         self._stale = np.zeros(width, dtype=bool)  # the segment's rows changed since it was written
         self._stale_held = 0  # of those, rows that held a memory in the segment
+        self._stale_sorted: np.ndarray | None = None  # their row numbers, ascending (`_stale_rows`)
         self._ids: dict[int, str] = {}  # row changed since -> its memory id now ("": no memory any more)
         self._row_of: dict[str, int] = {}  # the other way round, for memories that have a row now
         self._docs: dict[str, dict[int, Document]] = {t: {} for t in TABLES}
@@ -132,6 +145,8 @@ class LexicalPostings:
 
     def _use(self, segment: LexicalSegment) -> None:
         self._segment, self._seq, self._verify = segment, segment.seq, False
+        self._rank = None
+        self._orders.clear()
         self._reset_changes()
 
     def _saved(self, segment: LexicalSegment) -> LexicalSegment:
@@ -199,6 +214,7 @@ class LexicalPostings:
         assert self._segment is not None
         if row < len(self._stale) and not self._stale[row]:
             self._stale[row] = True
+            self._stale_sorted = None
             if self._segment.id_at(row):
                 self._stale_held += 1
 
@@ -240,7 +256,9 @@ class LexicalPostings:
 
     def search(self, table: str, words: Sequence[str], limit: int, k1: float, b: float) -> list[tuple[str, float]]:
         """(memory id, BM25 score) of the best `limit` rows of `table` holding any of the words, best first
-        (ties: by memory id): `fulltext.bm25`'s answer, from the segment and the changes since."""
+        (ties: by memory id): `fulltext.bm25`'s answer, from the segment and the changes since. With b = 0 the
+        search reads the terms' champion lists (engine/index/champions.py): exact whenever it can certify it,
+        within `LEXICAL_SEARCH_BUDGET` postings otherwise."""
         assert table in TABLES
         terms = self._store.lexical_terms(words)
         with self._lock:
@@ -250,22 +268,122 @@ class LexicalPostings:
             )
             if not terms or rows_total == 0:
                 return []
-            lists = [p for t in sorted(terms) if len((p := self._postings(table, t, b != 0.0))[0])]
-            if not lists:
-                return []
-            width = 1 + max(int(p[0].max()) for p in lists)
-            scores = np.zeros(width, dtype=np.float64)
-            for rows, counts, sizes in lists:
-                weight = idf(rows_total, len(rows))
-                tf = counts.astype(np.float64)
-                norm: np.ndarray | float = k1 if sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
-                scores[rows] += weight * tf * (k1 + 1.0) / (tf + norm)
-            matched = np.flatnonzero(scores)
-            if len(matched) > limit:  # the best `limit`, and every row tied with the last of them
-                cut = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
-                matched = matched[scores[matched] >= cut]
-            ids = self._memory_ids(matched)
+            if b == 0.0:
+                rows, scores = self._bounded(table, sorted(terms), limit, k1, rows_total)
+            else:
+                rows, scores = self._exhaustive(table, sorted(terms), k1, b, rows_total, mean_length)
+            rows, scores = self._best(rows, scores, limit)
+            ids = self._memory_ids(rows)
         keep = ids != b""
-        matched, ids = matched[keep], ids[keep]
-        order = np.lexsort((ids, -scores[matched]))[:limit]  # bytes order: UTF-8 sorts as code points do
-        return [(ids[n].decode(), float(scores[matched[n]])) for n in order]
+        rows, scores, ids = rows[keep], scores[keep], ids[keep]
+        order = np.lexsort((ids, -scores))[:limit]  # bytes order: UTF-8 sorts as code points do
+        return [(ids[n].decode(), float(scores[n])) for n in order]
+
+    def _exhaustive(self, table: str, terms: Sequence[str], k1: float, b: float, rows_total: int,
+                    mean_length: float) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, scores) of every row holding a term: every posting of every term scored."""
+        lists = [p for t in terms if len((p := self._postings(table, t, b != 0.0))[0])]
+        if not lists:
+            return _NO_ROWS, _NO_SCORES
+        width = 1 + max(int(p[0].max()) for p in lists)
+        scores = np.zeros(width, dtype=np.float64)
+        for rows, counts, sizes in lists:
+            weight = idf(rows_total, len(rows))
+            tf = counts.astype(np.float64)
+            norm: np.ndarray | float = k1 if sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
+            scores[rows] += weight * tf * (k1 + 1.0) / (tf + norm)
+        matched = np.flatnonzero(scores)
+        return matched, scores[matched]
+
+    def _bounded(self, table: str, terms: Sequence[str], limit: int, k1: float,
+                 rows_total: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, scores) of the champion-list candidates (b = 0); counts the searches that were not exact."""
+        assert self._segment is not None
+        arrays = self._segment.tables[table]
+        stale_rows = self._stale_rows()
+        lists = []
+        for term in terms:
+            rows, counts = arrays.postings(term)
+            held = self._extra[table].get(term) or {}
+            held_rows = np.fromiter(sorted(held), dtype=np.int64, count=len(held))
+            held_counts = np.array([held[r] for r in held_rows.tolist()], dtype=np.int32)
+            live = len(rows) - _members(stale_rows, rows)
+            if live + len(held_rows) == 0:
+                continue
+            lists.append(TermList(rows, counts, held_rows, held_counts, idf(rows_total, live + len(held_rows)),
+                                  partial(self._impact_order, table, term, rows, counts)))
+        if not lists:
+            return _NO_ROWS, _NO_SCORES
+        found = bounded_search(lists, limit, k1, self._ranks(), self._stale, max(config.LEXICAL_CHAMPIONS, limit),
+                               config.LEXICAL_SEARCH_BUDGET)
+        self.searches += 1
+        self.inexact += not found.exact
+        keep = found.scores > 0
+        return found.rows[keep], found.scores[keep]
+
+    def _best(self, rows: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best `limit` of (rows, scores) and every row tied with the last of them that can still be among
+        them by memory id: rows of the segment are ranked by id without reading their ids (`_ranks`), so of
+        those tied only the first few by id are kept; rows changed since are kept for their ids to decide."""
+        if len(rows) <= limit:
+            return rows, scores
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        above = scores > cut
+        tied = np.flatnonzero(scores == cut)
+        need = limit - int(np.count_nonzero(above))
+        segment = tied[rows[tied] < len(self._stale)]
+        segment = segment[~self._stale[rows[segment]]]
+        if len(segment) > need:
+            ranks = self._ranks()[rows[segment]]
+            keep = np.zeros(len(rows), dtype=bool)
+            keep[above] = True
+            keep[tied] = True
+            keep[segment] = False
+            keep[segment[np.argpartition(ranks, need - 1)[:need]]] = True
+            return rows[keep], scores[keep]
+        keep = above
+        keep[tied] = True
+        return rows[keep], scores[keep]
+
+    def _ranks(self) -> np.ndarray:
+        """Each segment row's memory id rank in the ids' byte order (rows without a memory: last), made once a
+        segment."""
+        if self._rank is None:
+            assert self._segment is not None
+            rank = np.full(self._segment.width, np.iinfo(np.int64).max, dtype=np.int64)
+            rank[np.asarray(self._segment.id_order)] = np.arange(self._segment.live, dtype=np.int64)
+            self._rank = rank
+        return self._rank
+
+    def _stale_rows(self) -> np.ndarray:
+        """The segment's stale row numbers, ascending (made again after each catch-up that hid rows)."""
+        if self._stale_sorted is None:
+            self._stale_sorted = np.flatnonzero(self._stale)
+        return self._stale_sorted
+
+    def _impact_order(self, table: str, term: str, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Positions of the term's segment postings by impact (occurrences descending, then memory id), the
+        first `LEXICAL_SEARCH_BUDGET` of them; kept per segment for the most recently used terms."""
+        key = (table, term)
+        order = self._orders.get(key)
+        if order is None:
+            ranks = self._ranks()[rows]
+            top = int(counts.max(initial=0))
+            keys = ((top - counts.astype(np.int64)) << 40) | ranks  # ranks < 2**40: rows are int32
+            n = min(len(keys), config.LEXICAL_SEARCH_BUDGET)
+            first = np.argpartition(keys, n - 1)[:n] if n < len(keys) else np.arange(len(keys))
+            order = first[np.argsort(keys[first], kind="stable")]
+            self._orders[key] = order
+            while len(self._orders) > ORDERS_KEPT:
+                self._orders.popitem(last=False)
+        else:
+            self._orders.move_to_end(key)
+        return order
+
+
+def _members(sorted_values: np.ndarray, sorted_rows: np.ndarray) -> int:
+    """How many of `sorted_values` are in `sorted_rows` (both ascending, distinct)."""
+    if not len(sorted_values) or not len(sorted_rows):
+        return 0
+    at = np.minimum(np.searchsorted(sorted_rows, sorted_values), len(sorted_rows) - 1)
+    return int(np.count_nonzero(sorted_rows[at] == sorted_values))

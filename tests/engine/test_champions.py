@@ -1,0 +1,138 @@
+"""Bounded BM25 over champion lists (engine/index/champions.py): with lists cut short on purpose, every answer
+it certifies equals scoring every posting (on a store full of exact ties, with changes held beside the
+segment: new, revised and forgotten memories), and an answer over budget is marked, with true scores."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from engine import MemoryEngine, config
+from engine.index import champions, postings
+from engine.index.postings import LexicalPostings
+from engine.store.lexical import TABLES
+
+K1 = config.LEXICAL_BM25_K1
+VOCABULARY = ["webhook", "retry", "invoice", "export", "pricing", "launch", "legal", "night", "partner", "audit"]
+
+
+def _texts(rng: random.Random, count: int) -> list[dict[str, str]]:
+    """Short texts from a small vocabulary, a word often repeated: most rows tie exactly with many others."""
+    return [{"content": " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(1, 5)))} for _ in range(count)]
+
+
+def _every_posting(held: LexicalPostings, table: str, words: list[str], limit: int,
+                   monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
+    """The same search with champion lists longer than any list: every posting is read."""
+    with monkeypatch.context() as m:
+        m.setattr(config, "LEXICAL_CHAMPIONS", 10**9)
+        return held.search(table, words, limit, K1, 0.0)
+
+
+def _held(engine: MemoryEngine) -> LexicalPostings:
+    held = engine._indexes.lexical_postings()  # noqa: SLF001 - the search under test
+    assert held is not None
+    held.catch_up()
+    return held
+
+
+def test_certified_answers_equal_scoring_every_posting(engine: MemoryEngine,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "LEXICAL_CHAMPIONS", 2)  # every list of this small store is cut short
+    monkeypatch.setattr(config, "LEXICAL_SEARCH_BUDGET", 10**9)  # ... and widened until certified
+    monkeypatch.setattr(postings, "MERGE_MIN", 10_000)  # the changes below stay held beside the segment
+    rng = random.Random(5)
+    ids = [m.id for m in engine.remember_many(_texts(rng, 400))]
+    held = _held(engine)
+    verdicts: list[bool] = []
+    original = champions._certified  # noqa: SLF001
+
+    def told(*args: object) -> bool:
+        verdict = original(*args)  # type: ignore[arg-type]
+        verdicts.append(verdict)
+        return verdict
+
+    monkeypatch.setattr(champions, "_certified", told)
+
+    def check() -> None:
+        for _ in range(30):
+            words = rng.sample(VOCABULARY, rng.randint(1, 4))
+            for table in TABLES:
+                for limit in (1, 5, 30):
+                    got = held.search(table, words, limit, K1, 0.0)
+                    assert got == _every_posting(held, table, words, limit, monkeypatch), (table, words, limit)
+
+    check()
+    engine.remember_many(_texts(rng, 60))
+    for memory_id in rng.sample(ids, 30):
+        engine.revise(memory_id, content=_texts(rng, 1)[0]["content"])
+    held.catch_up()
+    assert held._ids  # noqa: SLF001 - the changes are held, not merged
+    check()
+    for memory_id in rng.sample(ids, 20):  # an erasing forget merges them into a new segment
+        engine.forget(memory_id)
+    check()
+    assert True in verdicts and False in verdicts  # certified with lists cut short, and widened when not
+    assert held.inexact == 0
+    # The SQL's own BM25 agrees too (the reference the exact path is tested against elsewhere).
+    store = engine._store  # noqa: SLF001
+    for words in (["webhook"], ["invoice", "pricing", "night"]):
+        got = held.search("memory_text", words, 10, K1, 0.0)
+        sql = store.lexical_search("memory_text", words, 10)
+        assert [i for i, _ in got] == [i for i, _ in sql]
+        assert np.allclose([s for _, s in got], [s for _, s in sql], rtol=1e-9, atol=0)
+
+
+def test_a_rare_term_is_found_without_reading_the_common_lists(engine: MemoryEngine,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """One rare word repeated in a few rows, common words in every row: the first champions certify the answer
+    and the candidates are a small share of the postings."""
+    monkeypatch.setattr(config, "LEXICAL_CHAMPIONS", 8)
+    texts = [f"common words here row {n}" + (" rare" * (n % 7) if n % 50 == 0 else "") for n in range(600)]
+    engine.remember_many([{"content": t} for t in texts])
+    held = _held(engine)
+    read: list[int] = []
+    original = champions._scores  # noqa: SLF001
+
+    def counted(lists: object, rows: np.ndarray, k1: float, stale: np.ndarray) -> np.ndarray:
+        read.append(len(rows))
+        return original(lists, rows, k1, stale)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(champions, "_scores", counted)
+    words = ["rare", "common", "words"]
+    got = held.search("memory_text", words, 5, K1, 0.0)
+    assert read == [len(read) and read[0]] and read[0] <= 8 * 3  # one round, the champions only
+    assert got == _every_posting(held, "memory_text", words, 5, monkeypatch)
+    assert held.inexact == 0
+
+
+def test_over_budget_the_answer_is_marked_and_its_scores_are_true(engine: MemoryEngine,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "LEXICAL_CHAMPIONS", 2)
+    monkeypatch.setattr(config, "LEXICAL_SEARCH_BUDGET", 4)  # no widening: the first candidates answer
+    rng = random.Random(9)
+    engine.remember_many(_texts(rng, 300))
+    held = _held(engine)
+    words = ["webhook", "retry", "invoice"]
+    got = held.search("window_text", words, 5, K1, 0.0)
+    assert held.inexact == 1 and held.searches == 1
+    truth = dict(_every_posting(held, "window_text", words, 10**6, monkeypatch))
+    assert got and all(truth[i] == score for i, score in got)  # each a true BM25, just maybe not the best five
+    assert [s for _, s in got] == sorted((s for _, s in got), reverse=True)
+
+
+def test_b_other_than_zero_scores_every_posting(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Champion lists rank by occurrences alone, BM25's impact order only with b = 0: otherwise every posting is
+    scored, and the answer is SQLite's own BM25 with that b."""
+    monkeypatch.setattr(config, "LEXICAL_CHAMPIONS", 2)
+    monkeypatch.setattr(config, "LEXICAL_BM25_B", 0.75)
+    engine.remember_many(_texts(random.Random(3), 200))
+    held = _held(engine)
+    words = ["audit", "night", "retry"]
+    got = held.search("memory_text", words, 10, K1, 0.75)
+    sql = engine._store.lexical_search("memory_text", words, 10)  # noqa: SLF001
+    assert held.searches == 0 and len(got) == 10
+    assert [i for i, _ in got] == [i for i, _ in sql]
+    assert np.allclose([s for _, s in got], [s for _, s in sql], rtol=1e-9, atol=0)
