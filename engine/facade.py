@@ -283,7 +283,10 @@ class MemoryEngine:
     ) -> IngestSummary:
         from engine.ingest.pipeline import ingest_paths
 
-        with self._structures.held():  # the idle worker does not parse beside the ingest's own spaCy
+        # The idle worker does not parse beside the ingest's own spaCy; recall's derived structures (candidate
+        # table, posting lists) catch up once at the end rather than after each batch's commit (`bulk`): the
+        # writing phase's largest part after Chroma's insert. A recall meanwhile still catches up first.
+        with self._structures.held(), self._indexes.deferred():
             return ingest_paths(self._writer, paths, progress=progress, extractor=extractor,
                                file_seconds=file_seconds)
 

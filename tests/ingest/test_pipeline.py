@@ -366,3 +366,32 @@ def test_a_document_the_extractor_fails_on_is_skipped_not_fatal(
     summary = engine.ingest([write("b.md", "# B\n\nBOOM went the parser.\n").parent])
     assert summary.documents_indexed == 1
     assert [(s.path, s.reason) for s in summary.skipped] == [("docs/b.md", "could not be analysed (parser exploded)")]
+
+
+def test_recall_structures_catch_up_once_per_ingest_and_match_a_reopened_store(
+    data_dir: Path, embedder: SentenceTransformerEmbedder, clock: ManualClock, write: Write, nlp: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The candidate table and posting lists follow an ingest once, at its end (not after every batch's commit),
+    and what recall then reads is what a reopened store builds from the record store."""
+    from engine import build_request
+    from engine.index.derived import DerivedIndexes
+
+    monkeypatch.setattr(pipeline, "INGEST_DOCUMENT_BATCH", 1)  # a commit per document
+    follow = DerivedIndexes._follow
+    caught_up: list[int] = []
+
+    def counted(self: DerivedIndexes) -> None:
+        caught_up.append(self._deferring)
+        follow(self)
+
+    monkeypatch.setattr(DerivedIndexes, "_follow", counted)
+    folder = story(write)
+    request = build_request(cue="CloudVault backup subprocessor", top_k=10)
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
+        engine.ingest([folder])
+        assert caught_up.count(0) == 1, caught_up  # several commits, one catch-up
+        after = [(r.memory.id, round(r.score, 9)) for r in engine.retrieve(request)]
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as reopened:
+        assert [(r.memory.id, round(r.score, 9)) for r in reopened.retrieve(request)] == after
+    assert after
