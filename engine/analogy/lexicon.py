@@ -15,6 +15,12 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+# Phrasal breakdowns ("the website went down", "the van broke down", "we ran out of water"), failures: only when
+# the particle has no object of its own ("went down the stairs" is a movement).
+BREAKDOWNS = ("go_down", "break_down", "run_out", "fall_apart", "fall_through", "give_out", "burn_out", "wear_out",
+              "pass_out", "fall_behind", "seize_up", "blow_up")
+INTRANSITIVE_PHRASALS = frozenset(BREAKDOWNS)
+
 # action class -> lemmas. A lemma belongs to one class (the first listed wins).
 ACTION_CLASSES: dict[str, tuple[str, ...]] = {
     "omit": ("skip", "omit", "neglect", "ignore", "overlook", "bypass", "forget", "drop", "cut", "put_off", "cancel",
@@ -30,14 +36,18 @@ ACTION_CLASSES: dict[str, tuple[str, ...]] = {
     "fail": ("fail", "collapse", "crash", "break", "flop", "sink", "burn", "lose", "miss", "falter",
              "stall", "crumble", "fall", "leak", "spoil", "die", "wilt", "burst", "explode", "malfunction",
              "misfire", "tank", "founder", "backfire", "ruin", "wreck", "derail", "lag", "struggle",
-             "rot", "choke", "stumble", "trip", "overheat", "freeze", "drown", "starve", "miss"),
+             "rot", "choke", "stumble", "trip", "overheat", "freeze", "drown", "starve", "miss",
+             # mishaps: slips, breakages and lapses ("slipped on the scree", "the screen cracked", "misread")
+             "slip", "tumble", "topple", "spill", "jam", "crack", "snap", "shatter", "smash", "rust", "expire",
+             "stain", "bounce", "oversleep", "overcook", "flunk",
+             *BREAKDOWNS),
     "succeed": ("succeed", "win", "thrive", "triumph", "excel", "flourish", "prosper", "pass", "achieve",
                 "accomplish", "complete", "finish", "earn", "score", "impress", "delight", "sell", "grow",
                 "bloom", "recover", "survive", "rescue", "solve", "fix", "repair", "heal", "master"),
     "harm": ("hurt", "injure", "damage", "harm", "attack", "bite", "sting", "wound", "kill", "destroy",
              "burn", "poison", "sabotage", "betray", "cheat", "steal", "rob", "trick", "deceive", "exploit",
              "bully", "insult", "threaten", "punish", "fire", "sue", "blame", "scold", "chase", "hunt", "accuse",
-             "suspend", "expel"),
+             "suspend", "expel", "cut_off", "twist", "sprain", "scald", "bruise", "scratch", "dent"),
     "help": ("help", "aid", "assist", "support", "save", "protect", "rescue", "defend", "shelter", "feed", "look_after",
              "care_for",
              "teach", "mentor", "guide", "nurse", "encourage", "reward", "forgive", "thank", "praise",
@@ -181,6 +191,7 @@ PERSON_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "doctor", "pro
 HASTE_NOUNS = frozenset({"hurry", "rush", "panic", "haste"})
 HASTE_ADVERBS = frozenset({"hastily", "hurriedly", "carelessly", "recklessly", "sloppily", "rashly", "frantically"})
 DEFIANCE_ADVERBS = frozenset({"anyway", "anyhow", "regardless", "nevertheless", "nonetheless"})
+DEFERRAL_ADVERBS = frozenset({"later", "tomorrow", "someday", "afterwards"})
 GENERIC_CLASSES = frozenset({"other", "move", "take", "give", "communicate", "change", "build", "notice", "decide",
                              "start", "compete"})
 PRONOUN_TYPES = {"i": "person", "he": "person", "she": "person", "him": "person", "her": "person",
@@ -215,7 +226,14 @@ def action_class(lemma: str) -> str:
     found = _CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma)
     if found is None and (verb := _wordnet()["nominal"].get(lemma)) is not None:
         found = _CLASS_OF.get(verb) or _wordnet()["verb"].get(verb)
+    if found is None and _misdone(lemma):
+        found = "fail"
     return found or "other"
+
+
+def _misdone(lemma: str) -> bool:
+    """An act done wrongly: "mis" before a verb ("misread", "misjudge", "mislabel"), a lapse whatever the verb."""
+    return lemma.startswith("mis") and len(lemma) > 5 and is_verb(lemma[3:])
 
 
 @cache
@@ -241,7 +259,8 @@ def valence(lemma: str, rated: bool = True) -> tuple[str, int] | None:
 def verb_valence(lemma: str) -> tuple[str, int] | None:
     """A verb's valence: its own, else its class's ("flunk" fails, "fire" harms)."""
     lemma = lemma.lower()
-    return VALENCE_WORDS.get(lemma) or _CLASS_VALENCE.get(_CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma, ""))
+    return VALENCE_WORDS.get(lemma) or _CLASS_VALENCE.get(_CLASS_OF.get(lemma) or _wordnet()["verb"].get(lemma, "")
+                                                          or ("fail" if _misdone(lemma) else ""))
 
 
 def is_verb(lemma: str) -> bool:

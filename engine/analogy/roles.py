@@ -64,6 +64,8 @@ class _Builder:
         action = action or lexicon.action_class(lemma)
         if negated and action in lexicon.NEGATED_CLASS:
             action, negated, folded = lexicon.NEGATED_CLASS[action], False, True
+        elif negated and _negating_complement(token):  # "forgot to lock", "stopped taking": an omission
+            action, negated, folded = "omit", False, True
         else:
             folded = False
         kind, sign = None, 0
@@ -200,12 +202,17 @@ def _untitled(ent: Span) -> str:
 
 
 def _manner_class(verb: Token) -> str | None:
-    """The class an act's manner gives it: "in a hurry" / "hastily" a rush, "anyway" an act against advice."""
+    """The class an act's manner gives it: "in a hurry" / "hastily" a rush, "anyway" an act against advice, an
+    act someone decided or meant to do "later" a postponement."""
     for c in verb.children:
         if c.dep_ == "advmod" and c.lower_ in lexicon.HASTE_ADVERBS:
             return "rush"
         if c.dep_ == "advmod" and c.lower_ in lexicon.DEFIANCE_ADVERBS and c.i > verb.i:
             return "ignore_advice"
+        if c.dep_ in ("advmod", "npadvmod") and c.lower_ in lexicon.DEFERRAL_ADVERBS and c.i > verb.i and (
+                verb.dep_ == "xcomp" or any(a.dep_ == "aux" and a.lower_ in ("will", "would", "'ll", "'d", "shall")
+                                            for a in verb.children)):
+            return "omit"  # "decided to deal with it later", "would sort it out tomorrow": put off
         if c.dep_ == "prep" and c.lower_ == "in" and any(g.dep_ == "pobj" and g.lemma_.lower() in lexicon.HASTE_NOUNS
                                                           for g in c.children):
             return "rush"
@@ -281,9 +288,21 @@ def _negated(token: Token) -> bool:
         return True
     if head.dep_ == "prep" and head.lower_ == "of" and head.head.lower_ == "instead":
         return True
-    # "forgot to lock", "failed to check", "refused to pay" (not "was skipped to hit the date")
-    return token.dep_ == "xcomp" and head.lemma_.lower() in lexicon.NEGATING_VERBS and head.lemma_.lower() not in (
-        "stop", "prevent", "avoid") and not _passive(head)
+    # "forgot to lock", "failed to check", "refused to pay", "put off fixing" (not "was skipped to hit the date")
+    # "stopped checking the oil" did not check it any more; "stopped to check" did check
+    return _negating_complement(token) and _lemma(head) not in ("prevent", "avoid") and not _passive(head) and not (
+        _lemma(head) == "stop" and token.tag_ != "VBG")
+
+
+def _negating_complement(token: Token) -> bool:
+    """The complement of a verb that says it did not happen: "forgot [to lock]", "put off [fixing] it" (the small
+    model hangs a phrasal verb's gerund as an adverbial clause)."""
+    head = token.head
+    if head.i == token.i or head.pos_ != "VERB":
+        return False
+    lemma = _lemma(head)
+    return lemma in lexicon.NEGATING_VERBS and (token.dep_ == "xcomp" or (
+        token.dep_ == "advcl" and token.tag_ == "VBG" and "_" in lemma and token.i > head.i))
 
 
 def _passive(verb: Token) -> bool:
@@ -438,7 +457,8 @@ def _lemma(t: Token) -> str:
     lemma = _base(t)
     for c in t.children:
         if (c.dep_ == "prt" or (c.dep_ == "prep" and c.i == t.i + 1)) and \
-                lexicon.action_class(phrasal := f"{lemma}_{c.lower_}") != "other":
+                lexicon.action_class(phrasal := f"{lemma}_{c.lower_}") != "other" and not (
+                    phrasal in lexicon.INTRANSITIVE_PHRASALS and any(g.dep_ == "pobj" for g in c.children)):
             return phrasal
     return lemma
 
@@ -463,9 +483,11 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         if t in goal_verbs:  # the goal verb frames its complement, which becomes a goal event
             continue
         # frame verbs and cause/prevent/enable verbs with a complement are relations, not events
-        comp = next((c for c in t.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
-        if comp is not None and ((lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS) and lemma not in ("stop",)
-                                 and not _passive(t) or _evidential(t)):
+        comp = next((c for c in t.children if (c.dep_ == "xcomp" or _negating_complement(c)) and
+                     c.pos_ in ("VERB", "AUX")), None)
+        framing = lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS
+        if comp is not None and (framing and (lemma != "stop" or comp.tag_ == "VBG") and not _passive(t)
+                                 or _evidential(t)):
             # ("testing was skipped [to hit the date]": a purpose, not what was skipped)
             framed.append((t, comp))
             continue

@@ -44,3 +44,24 @@ def test_in_a_small_pool_a_tiny_surface_gap_does_not_outweigh_a_clear_structural
     # a pool whose spread is above the floor is counted in its own standard deviation, as before
     wide = {"a": 0.1, "b": 0.3, "c": 0.5}
     assert pool_spread(wide)["c"] == pytest.approx(0.4 / (0.08 / 3) ** 0.5)
+
+
+def test_a_surface_lead_under_a_tenth_of_cosine_does_not_outweigh_a_clear_structural_lead() -> None:
+    """Forty-one stories whose cosines spread 0.3-0.42 (standard deviation 0.035): the story that looks most like
+    the cue (0.08 above the one shaped like it) was 2.2 units ahead on surface against a 2.0-unit structural lead;
+    counted in SURFACE_SPREAD_FLOOR units the surface lead is 0.8 and the shaped story ranks first."""
+    from engine.recall.strategies import SURFACE_SPREAD_FLOOR
+
+    names = [f"m{n}" for n in range(40)]
+    surface = {m: 0.30 + 0.003 * n for n, m in enumerate(names)}
+    surface["shaped"], names = 0.34, [*names, "shaped"]
+    structure = {m: 0.20 + 0.002 * (n % 10) for n, m in enumerate(names)} | {"shaped": 0.36, "m39": 0.30}
+    e, s = pool_parts(surface, structure, 0.5)
+    relevance = {m: 0.5 * e[m] + 0.5 * s[m] for m in names}
+    assert max(relevance, key=relevance.__getitem__) == "shaped"
+    spread = pool_spread(surface, SURFACE_SPREAD_FLOOR)
+    assert spread["m39"] - spread["shaped"] == pytest.approx((0.417 - 0.34) / SURFACE_SPREAD_FLOOR)
+    # counted in the surface pool's own standard deviation, as before, the look-alike won
+    e_old, s_old = pool_spread(surface), pool_spread(structure)
+    old = {m: 0.5 * e_old[m] + 0.5 * s_old[m] for m in names}
+    assert max(old, key=old.__getitem__) == "m39"
