@@ -369,9 +369,10 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     if missing:
         table = inp.table()
         if table is not None:
-            present = [i for i in missing if i in table.slot]
+            rows = table.rows_of(missing)  # one lookup of every id (asking `table.slot` per id cost 0.5 ms at 100k)
+            present = [i for i, row in zip(missing, rows.tolist(), strict=True) if row >= 0]
             # One gather; each row's own dot product, as before (the same float32 sums, bit for bit).
-            for i, vector in zip(present, table.embeddings(present), strict=True):
+            for i, vector in zip(present, table.embeddings_at(rows[rows >= 0]), strict=True):
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
         else:
             for i, vector in inp.store.embeddings(missing).items():
