@@ -15,7 +15,7 @@ connected relations (chains of causes into a goal's outcome), not through events
   connected structure); events little (`EVENT_IN_RELATION` when a mapped relation holds them or the cue
   relates them to nothing, `EVENT_ALONE` when the cue relates them but none of those relations mapped);
   participants, mapped through the role edges of mapped events, least. The sum shrinks with the share of
-  the structure's event pairs that the mapping puts in the opposite order.
+  the mapped event pairs that the mapping puts in the opposite order of their telling.
 The score is normalised by the larger of the two episodes' self-matches, so it lies in 0..1 and is high only
 when most of both structures map (a one-event memory cannot look like a story, and the same events joined
 by other relations map poorly).
@@ -23,6 +23,7 @@ by other relations map poorly).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from engine.analogy.episode_graph import HIGHER_ORDER, Episode, Event
@@ -181,12 +182,26 @@ def _score(cue: Episode, cand: Episode, forward: dict[str, str], local: dict[tup
         raw += (EVENT_IN_RELATION if a in held or a not in related else EVENT_ALONE) * s
     raw += _map_participants(cue, cand, forward, out)
     if cue is not cand:  # the identity reverses nothing
-        later = [order2[b] for a, b in pairs if a in held]  # the structure's order; lone events count too little
+        # every mapped pair's order, lone events too: a story is told in order, and a mapping that scrambles
+        # its events is less of an analogy (tune half, alpha 0: top-1 31% -> 36%, MRR 0.43 -> 0.47, against the
+        # pairs in mapped relations alone)
+        later = [order2[b] for _, b in pairs]
         n = len(later) * (len(later) - 1) // 2
-        reversed_pairs = sum(1 for i, x in enumerate(later) for y in later[i + 1:] if y < x)
-        raw *= 1 - ORDER_PENALTY * reversed_pairs / max(1, n)
+        raw *= 1 - ORDER_PENALTY * _inversions(later) / max(1, n)
     out.relations = mapped
     return raw
+
+
+def _inversions(values: list[int]) -> int:
+    """How many pairs of `values` are out of order (bisect into the sorted prefix: a document's hundreds of events
+    cost no quadratic Python loop)."""
+    seen: list[int] = []
+    count = 0
+    for v in values:
+        at = bisect_right(seen, v)
+        count += len(seen) - at
+        seen.insert(at, v)
+    return count
 
 
 def _map_participants(cue: Episode, cand: Episode, forward: dict[str, str], out: Mapping) -> float:

@@ -80,3 +80,17 @@ def test_merged_episodes_keep_order_and_json_round_trips() -> None:
     assert ("precedes", whole.events[1].id, whole.events[2].id) in whole.relations
     assert Episode.from_json(whole.to_json()) == whole
     assert whole.to_networkx().number_of_nodes() == 4
+
+
+def test_a_telling_in_another_order_maps_worse_even_without_relations() -> None:
+    """Events no relation joins still have their telling's order: the same four beats told in the cue's order map
+    better than the same beats scrambled (before, only events held by mapped relations counted for the order)."""
+    from engine.analogy.mapping import _inversions
+
+    beats = [("stick", "other", False, -1), ("ask", "communicate", False, 0), ("show", "give", False, 0),
+             ("solve", "succeed", False, 1)]
+    cue = story(*beats)
+    in_order = story(*beats)
+    scrambled = story(beats[3], beats[1], beats[0], beats[2])
+    assert map_episodes(cue, in_order).score > map_episodes(cue, scrambled).score > 0
+    assert _inversions([3, 1, 0, 2]) == 4 and _inversions([0, 1, 2]) == 0
