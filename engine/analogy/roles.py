@@ -427,6 +427,23 @@ def _deadline(t: Token) -> Token | None:
     return next((c for c in state.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
 
 
+_TIME_NOUNS = {"time", "day", "week", "month", "year", "hour", "minute", "summer", "winter", "spring", "autumn",
+               "weekend", "night", "evening", "morning", "afternoon", "season", "term", "semester", "fortnight"}
+
+
+def _time_budget(t: Token) -> Token | None:
+    """The verb of "had all summer / two days / three weeks [to paint]": a time given for something is a goal
+    (what the time was for), like a deadline."""
+    if t.lemma_ != "have":
+        return None
+    for obj in (c for c in t.children if c.dep_ == "dobj" and c.lemma_.lower() in _TIME_NOUNS):
+        for c in [*obj.children, *t.children]:
+            if c.dep_ in ("relcl", "acl", "xcomp") and c.pos_ == "VERB" and c.i > obj.i and \
+                    any(a.dep_ == "aux" and a.lower_ == "to" for a in c.children):
+                return c
+    return None
+
+
 def _goal_complement(t: Token) -> Token | None:
     """The complement of a goal verb: "wanted [to win]", "wanted his team [to win]", "hoped [it would work]"."""
     if _base(t) not in GOAL_VERBS:
@@ -471,7 +488,7 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         if comp is not None:
             b.goal_tokens.add(comp.i)
             goal_verbs[t] = comp
-        elif (due := _deadline(t)) is not None:  # "the road was due to reopen": reopening is the goal
+        elif (due := _deadline(t) or _time_budget(t)) is not None:  # "was due to reopen", "had a week to write"
             b.goal_tokens.add(due.i)
             goal_verbs[t] = due
         elif _base(t) in GOAL_VERBS and any(c.dep_ == "dobj" for c in t.children):

@@ -70,3 +70,15 @@ def test_a_phrasal_breakdown_is_a_failure_unless_its_particle_has_an_object(extr
     assert [r[0] for r in down.relations] == ["causes"]
     assert _event(extract("The van broke down on the way."), "break_down").action == "fail"
     assert _event(extract("He went down the stairs."), "go").action == "move"
+
+
+def test_time_given_for_something_makes_it_a_goal(extract: Any) -> None:
+    """ "had all summer to paint the fence": the painting is what the time was for, a goal the story's outcome
+    meets or thwarts, like a deadline ("was due to reopen")."""
+    ep = extract("Mr Novak had all summer to paint the fence. He forgot about it until the last day. "
+                 "The paint was still wet at the wedding, and the guests were angry.")
+    paint = _event(ep, "paint")
+    assert paint.mode == "goal"
+    assert not any(e.lemma == "have" for e in ep.events)  # the having frames the goal, it is no event
+    assert ("thwarts", ep.events[-1].id, paint.id) in ep.relations
+    assert _event(extract("He had a dog to feed."), "feed").mode != "goal"  # a dog is no time
