@@ -12,6 +12,7 @@ certified exact, the share of the exact top-100 the bounded one found, the defau
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ def main() -> None:
     load.stop()
     result["machine"] = describe()
     result["load_average_1min"] = load.summary()
-    log(str(result))
+    print(json.dumps(result, indent=1))
     if args.save:
         write_json(RESULTS_DIR / "lexical_bound.json", result)
 

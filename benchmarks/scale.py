@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sqlite3
 import tempfile
 import time
 from collections import defaultdict
@@ -133,22 +134,10 @@ def assign_bases(corp: corpus_mod.Corpus, base: corpus_mod.Corpus, seed: int) ->
     return out
 
 
-def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], structures: dict[str, dict[str, Any]],
-             model: Any, args: argparse.Namespace, work: Path, load: LoadSampler) -> dict[str, Any]:
-    load_mark = load.mark()
-    with Stopwatch() as sw_gen:
-        corp = corpus_mod.generate(n, args.seed) if n != base.n else base
-        bases = assign_bases(corp, base, args.seed)
-    # Texts repeat across memories (templates): each distinct text is tied to one base, the first seen.
-    base_of: dict[str, np.ndarray] = {}
-    table: dict[str, dict[str, Any]] = {}
-    for i, m in enumerate(corp.memories):
-        if m.content not in base_of:
-            b = base.memories[bases[i]].content
-            base_of[m.content] = vectors[b]
-            table[m.content] = structures[b]
-    log(f"size {n:,}: corpus generated in {sw_gen.seconds:.1f}s; building through remember_many")
-    data_dir = work / f"scale-{n}"
+def build_store(n: int, corp: corpus_mod.Corpus, base_of: dict[str, np.ndarray], table: dict[str, dict[str, Any]],
+                args: argparse.Namespace, data_dir: Path, model: Any) -> tuple[dict[str, Any], list[str]]:
+    """The store of size `n` built through the engine's write path: (its build figures, the ids in order)."""
+    log(f"size {n:,}: building through remember_many")
     shutil.rmtree(data_dir, ignore_errors=True)
     clock = ManualClock(corpus_mod.YEAR_START + timedelta(days=366))
     embedder = PerturbedVectors(model.name, base_of, args.seed)
@@ -179,7 +168,49 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         # engine's first analogical recall would parse every memory with spaCy behind its read barrier.
         engine.catch_up_structures()
         engine.close()
-    log(f"size {n:,}: built in {sw_build.seconds:.0f}s; reopening in fresh processes")
+    return {
+        "build_s": round(sw_build.seconds, 1),
+        "build_memories_per_s": round(n / sw_build.seconds, 1),
+        "build_memories_s": round(memories_s, 1),  # remember_many of every memory
+        "build_edges_s": round(sw_build.seconds - memories_s, 1),  # add_edges, the deferred catch-up, closing
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }, ids
+
+
+def _ids_in_order(data_dir: Path, n: int) -> list[str]:
+    """A kept store's first `n` memory ids in the order they were written (the corpus's order)."""
+    with sqlite3.connect(f"file:{data_dir / 'records.sqlite3'}?mode=ro", uri=True) as conn:
+        return [r[0] for r in conn.execute("SELECT id FROM memories ORDER BY rowid LIMIT ?", (n,))]
+
+
+def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], structures: dict[str, dict[str, Any]],
+             model: Any, args: argparse.Namespace, work: Path, load: LoadSampler) -> dict[str, Any]:
+    load_mark = load.mark()
+    with Stopwatch() as sw_gen:
+        corp = corpus_mod.generate(n, args.seed) if n != base.n else base
+        bases = assign_bases(corp, base, args.seed)
+    # Texts repeat across memories (templates): each distinct text is tied to one base, the first seen.
+    base_of: dict[str, np.ndarray] = {}
+    table: dict[str, dict[str, Any]] = {}
+    for i, m in enumerate(corp.memories):
+        if m.content not in base_of:
+            b = base.memories[bases[i]].content
+            base_of[m.content] = vectors[b]
+            table[m.content] = structures[b]
+    data_dir = work / f"scale-{n}"
+    marker = work / f"scale-{n}.built.json"  # beside the store: its build figures, for --reuse-stores
+    log(f"size {n:,}: corpus generated in {sw_gen.seconds:.1f}s")
+    reused = args.reuse_stores and marker.exists() and data_dir.exists()
+    if reused:
+        built = json.loads(marker.read_text())
+        ids = _ids_in_order(data_dir, n)
+        log(f"size {n:,}: reusing the store built {built['built_at']} (--reuse-stores)")
+    else:
+        built, ids = build_store(n, corp, base_of, table, args, data_dir, model)
+        if args.keep_stores and args.work_dir:
+            marker.write_text(json.dumps(built))
+    clock = ManualClock(corpus_mod.YEAR_START + timedelta(days=366))
+    log(f"size {n:,}: built in {built['build_s']:.0f}s; reopening in fresh processes")
     disk = _disk_mib(data_dir)
     cues = corpus_mod.cues(corp, args.queries + args.warmup, seed=args.seed + 1)
     reopen = reopen_in_subprocess(data_dir, args.reopen_runs, cues[0].text)
@@ -206,10 +237,8 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     rss_before = float(np.median([r["rss_before_open_mib"] for r in reopen]))
     return {
         "size": n,
-        "build_s": round(sw_build.seconds, 1),
-        "build_memories_per_s": round(n / sw_build.seconds, 1),
-        "build_memories_s": round(memories_s, 1),  # remember_many of every memory
-        "build_edges_s": round(sw_build.seconds - memories_s, 1),  # add_edges, the deferred catch-up, closing
+        **{k: v for k, v in built.items() if k != "built_at"},
+        "reused_store_built_at": built["built_at"] if reused else None,  # --reuse-stores: built by an earlier run
         "edges": len(corp.edges),
         "latency_ms": latency,
         # open + the first default recall in a fresh process (issue 27's reopen), then every index built
@@ -281,6 +310,8 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, default=None)
     parser.add_argument("--keep-stores", action="store_true",
                         help="keep each size's built store in --work-dir (scale-N/) to profile it afterwards")
+    parser.add_argument("--reuse-stores", action="store_true",
+                        help="read a store kept in --work-dir by an earlier --keep-stores run instead of building it")
     parser.add_argument("--save", action="store_true", help=f"write {display(RESULTS_DIR / 'scale.json')}")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -300,11 +331,10 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     try:
-        for n in sizes:
-            if results:
-                n = _size_that_fits(n, results[-1], args, started, skipped)
-                if n is None:
-                    continue
+        for wanted in sizes:
+            n = _size_that_fits(wanted, results[-1], args, started, skipped) if results else wanted
+            if n is None:
+                continue
             results.append(run_size(n, base, vectors, structures, model, args, work, load))
             r = results[-1]
             save(args, machine, started, results, skipped, load)

@@ -7,8 +7,9 @@ alone, so each term's postings can be ranked once by impact: occurrences descend
 (the ranking's own tie-break). A term's *champion list* is the first `r` of that order (the classic "champion
 lists" of Manning, Raghavan & Schuetze, section 7.1.3). A search
 
-1. takes as candidates the union of the cue terms' champion lists (a term in at most `r` rows gives them all)
-   and every row changed since the segment (held in memory, few);
+1. takes as candidates the union of the cue terms' champion lists (the rarest terms whole, while they fit in
+   half the budget; a term in at most `r` rows gives them all) and every row changed since the segment (held
+   in memory, few);
 2. scores each candidate exactly (its occurrences of every term, found by binary search in the terms' full,
    row-sorted lists): the same floats, summed in the same order, as the exact path;
 3. certifies the answer: a row in no champion list has, for every term it holds, at most the occurrences of
@@ -16,8 +17,10 @@ lists" of Manning, Raghavan & Schuetze, section 7.1.3). A search
    U, the sum of the boundaries' contributions, and one scoring exactly U has an id after every boundary's.
    When the `limit`-th candidate beats that (score above U, or equal to U with an id no later than the
    latest boundary's), the answer is exactly the exact path's.
-4. Otherwise it widens every champion list fourfold and tries again, until the candidates would exceed
-   `budget` postings; then it answers from the widest candidates it read, marked not exact.
+4. Otherwise it widens each cut list past every posting with its boundary's occurrences (so the bound drops
+   to the next lower count's contribution; fourfold when the boundary is at the list's lowest count) and
+   tries again, until the candidates would exceed `budget` postings; then it answers from the widest
+   candidates it read, marked not exact.
 
 Small stores never truncate a list (every list is shorter than `r`), so their answers are always exact;
 the bound, and how often a large store's answers are exact, are measured in docs/scaling.md.
@@ -67,13 +70,13 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
     """The candidates of a search for `limit` rows over `lists` (in the exact path's term order). `rank`: each
     segment row's memory id rank (ids' byte order); `stale`: the segment rows changed since (their segment
     postings no longer count); `first`: champions per term in the first round; `budget`: most postings read."""
-    width = first
+    widths = _first_widths(lists, first, budget)
     while True:
-        truncated = [t for t in lists if len(t.rows) > width]
         parts = [t.held_rows for t in lists]
-        bound, latest = 0.0, -1
-        for t in lists:
+        bound, latest, truncated = 0.0, -1, False
+        for t, width in zip(lists, widths, strict=True):
             if len(t.rows) > width:
+                truncated = True
                 order = t.impact_order()[:width]
                 champions = t.rows[order]
                 last = int(order[-1])
@@ -82,14 +85,51 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
             else:
                 champions = t.rows
             parts.append(champions[~stale[champions]] if len(stale) else champions)
-        rows = np.unique(np.concatenate(parts).astype(np.int64, copy=False)) if parts else EMPTY
+        rows = np.unique(np.concatenate(parts).astype(np.int64, copy=False))
         scores = _scores(lists, rows, k1, stale)
         if not truncated or _certified(rows, scores, limit, bound, latest, rank, stale):
             return Candidates(rows, scores, True)
-        wider = width * 4
-        if sum(min(len(t.rows), wider) for t in lists) > budget:
-            return Candidates(rows, scores, False)
-        width = wider
+        wider = [_wider(t, width, first) for t, width in zip(lists, widths, strict=True)]
+        if _read(lists, wider) > budget:  # the rest of the budget, shared by the cut lists in proportion
+            whole = sum(len(t.rows) for t, width in zip(lists, widths, strict=True) if len(t.rows) <= width)
+            factor = min(4.0, (budget - whole) / max(1, _read(lists, widths) - whole))
+            if factor < 1.25:
+                return Candidates(rows, scores, False)
+            wider = [width if len(t.rows) <= width else int(width * factor)
+                     for t, width in zip(lists, widths, strict=True)]
+        widths = wider
+
+
+def _read(lists: Sequence[TermList], widths: Sequence[int]) -> int:
+    """Segment postings the champion lists of these widths hold."""
+    return sum(min(len(t.rows), width) for t, width in zip(lists, widths, strict=True))
+
+
+def _first_widths(lists: Sequence[TermList], first: int, budget: int) -> list[int]:
+    """The first round's champion counts: the rarest terms whole while they fit in half the budget (a row
+    holding one of them is then a candidate whatever its other terms), `first` for the others."""
+    widths = [first] * len(lists)
+    whole = 0
+    for n in sorted(range(len(lists)), key=lambda n: len(lists[n].rows)):
+        size = len(lists[n].rows)
+        if whole + size > budget // 2:
+            break
+        widths[n] = max(first, size)
+        whole += size
+    return widths
+
+
+def _wider(t: TermList, width: int, first: int) -> int:
+    """A term's next champion count: past every posting with its boundary's occurrences (the bound then drops
+    to the next lower count's contribution), or four times as many when the boundary is at its lowest count."""
+    if len(t.rows) <= width:
+        return width
+    order = t.impact_order()
+    counts = t.counts[order]  # descending
+    end = int(np.searchsorted(-counts, -counts[width - 1], side="right"))
+    if end < len(order):
+        return end + first
+    return width * 4 if len(order) == len(t.rows) else len(t.rows)  # (the order's known part ends in that count)
 
 
 def _scores(lists: Sequence[TermList], rows: np.ndarray, k1: float, stale: np.ndarray) -> np.ndarray:

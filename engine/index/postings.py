@@ -301,6 +301,8 @@ class LexicalPostings:
         assert self._segment is not None
         arrays = self._segment.tables[table]
         stale_rows = self._stale_rows()
+        first = max(config.LEXICAL_CHAMPIONS, limit)
+        budget = max(config.LEXICAL_SEARCH_BUDGET, first)
         lists = []
         for term in terms:
             rows, counts = arrays.postings(term)
@@ -311,11 +313,10 @@ class LexicalPostings:
             if live + len(held_rows) == 0:
                 continue
             lists.append(TermList(rows, counts, held_rows, held_counts, idf(rows_total, live + len(held_rows)),
-                                  partial(self._impact_order, table, term, rows, counts)))
+                                  partial(self._impact_order, table, term, rows, counts, budget)))
         if not lists:
             return _NO_ROWS, _NO_SCORES
-        found = bounded_search(lists, limit, k1, self._ranks(), self._stale, max(config.LEXICAL_CHAMPIONS, limit),
-                               config.LEXICAL_SEARCH_BUDGET)
+        found = bounded_search(lists, limit, k1, self._ranks(), self._stale, first, budget)
         self.searches += 1
         self.inexact += not found.exact
         keep = found.scores > 0
@@ -361,16 +362,16 @@ class LexicalPostings:
             self._stale_sorted = np.flatnonzero(self._stale)
         return self._stale_sorted
 
-    def _impact_order(self, table: str, term: str, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    def _impact_order(self, table: str, term: str, rows: np.ndarray, counts: np.ndarray, budget: int) -> np.ndarray:
         """Positions of the term's segment postings by impact (occurrences descending, then memory id), the
-        first `LEXICAL_SEARCH_BUDGET` of them; kept per segment for the most recently used terms."""
+        first `budget` of them; kept per segment for the most recently used terms."""
         key = (table, term)
         order = self._orders.get(key)
-        if order is None:
+        if order is None or len(order) < min(budget, len(rows)):
             ranks = self._ranks()[rows]
             top = int(counts.max(initial=0))
             keys = ((top - counts.astype(np.int64)) << 40) | ranks  # ranks < 2**40: rows are int32
-            n = min(len(keys), config.LEXICAL_SEARCH_BUDGET)
+            n = min(len(keys), budget)
             first = np.argpartition(keys, n - 1)[:n] if n < len(keys) else np.arange(len(keys))
             order = first[np.argsort(keys[first], kind="stable")]
             self._orders[key] = order
