@@ -265,14 +265,13 @@ class CandidateTable:
             moved = self._moved
             for n, memory_id in zip(gone.tolist(), segment.id_at(target[gone]), strict=True):
                 target[n] = moved.get(memory_id, -1)
-        sources, targets = [source], [target]
-        for n in np.flatnonzero(held).tolist():
-            linked = adjacent[ids[n]]
-            if linked:
-                found = self._find(list(linked))
-                sources.append(np.full(len(found), n, dtype=np.int64))
-                targets.append(found)
-        source, target = (np.concatenate(sources), np.concatenate(targets)) if len(sources) > 1 else (source, target)
+        changed = np.flatnonzero(held)
+        if len(changed):  # the links held by id, every one looked up in one call (not one search per memory)
+            lists = [adjacent[ids[n]] for n in changed.tolist()]
+            counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+            if counts.sum():
+                source = np.concatenate([source, np.repeat(changed, counts)])
+                target = np.concatenate([target, self._find([i for linked in lists for i in linked])])
         keep = target >= 0
         return source[keep], target[keep]
 
