@@ -53,6 +53,7 @@ from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
 from benchmarks.progress import log
 from benchmarks.timing import Samples, Stopwatch, summarize
 from engine import MemoryEngine, NewMemory, build_request
+from engine.analogy.episode_graph import GRAPH_VERSION
 from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
 from engine.embedding import create_embedder
@@ -99,7 +100,7 @@ class TableExtractor:
 
 def _base_structures(label: str, texts: list[str]) -> dict[str, dict[str, Any]]:
     """The base texts' real episode structures (spaCy), cached as JSON beside the embedding cache."""
-    path = CACHE_DIR / f"{label}-structures.json"
+    path = CACHE_DIR / f"{label}-structures-v{GRAPH_VERSION}.json"  # a new extractor version parses them again
     if path.exists():
         stored = json.loads(path.read_text())
         if len(stored) == len(texts):
@@ -205,6 +206,11 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         built = json.loads(marker.read_text())
         ids = _ids_in_order(data_dir, n)
         log(f"size {n:,}: reusing the store built {built['built_at']} (--reuse-stores)")
+        engine = MemoryEngine(data_dir, embedder=model, extractor=TableExtractor(table))
+        redone = engine.reextract_structures()  # another extractor version's structures: from the table, not spaCy
+        engine.close()
+        if redone:
+            log(f"size {n:,}: {redone:,} structures of another extractor version re-extracted from the table")
     else:
         built, ids = build_store(n, corp, base_of, table, args, data_dir, model)
         if args.keep_stores and args.work_dir:
