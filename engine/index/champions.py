@@ -71,22 +71,33 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
     segment row's memory id rank (ids' byte order); `stale`: the segment rows changed since (their segment
     postings no longer count); `first`: champions per term in the first round; `budget`: most postings read."""
     widths = _first_widths(lists, first, budget)
+    read = [0] * len(lists)  # champions already taken per term: a wider round adds only the ones after them
+    rows, scores = EMPTY, np.zeros(0, dtype=np.float64)
     while True:
-        parts = [t.held_rows for t in lists]
+        parts = [] if rows.size else [t.held_rows for t in lists]
         bound, latest, truncated = 0.0, -1, False
-        for t, width in zip(lists, widths, strict=True):
+        for n, (t, width) in enumerate(zip(lists, widths, strict=True)):
             if len(t.rows) > width:
                 truncated = True
-                order = t.impact_order()[:width]
-                champions = t.rows[order]
-                last = int(order[-1])
+                order = t.impact_order()
+                champions = t.rows[order[read[n] : width]]
+                last = int(order[width - 1])
                 bound += float(contribution(t.weight, t.counts[last : last + 1], k1)[0])
                 latest = max(latest, int(rank[t.rows[last]]))
+            elif read[n] < len(t.rows):
+                champions = t.rows  # whole now (the rows taken before are dropped below)
             else:
-                champions = t.rows
+                champions = EMPTY
+            read[n] = min(width, len(t.rows))
             parts.append(champions[~stale[champions]] if len(stale) else champions)
-        rows = np.unique(np.concatenate(parts).astype(np.int64, copy=False))
-        scores = _scores(lists, rows, k1, stale)
+        fresh = np.unique(np.concatenate(parts).astype(np.int64, copy=False))
+        if rows.size:  # only rows not scored in an earlier round are scored now
+            fresh = fresh[~_members_of(rows, fresh)]
+            merged = np.concatenate([rows, fresh])
+            order = np.argsort(merged, kind="stable")
+            rows, scores = merged[order], np.concatenate([scores, _scores(lists, fresh, k1, stale)])[order]
+        else:
+            rows, scores = fresh, _scores(lists, fresh, k1, stale)
         if not truncated or _certified(rows, scores, limit, bound, latest, rank, stale):
             return Candidates(rows, scores, True)
         wider = [_wider(t, width, first) for t, width in zip(lists, widths, strict=True)]
@@ -98,6 +109,12 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
             wider = [width if len(t.rows) <= width else int(width * factor)
                      for t, width in zip(lists, widths, strict=True)]
         widths = wider
+
+
+def _members_of(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Whether each of `rows` is in `sorted_rows` (ascending)."""
+    at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
+    return sorted_rows[at] == rows
 
 
 def _read(lists: Sequence[TermList], widths: Sequence[int]) -> int:

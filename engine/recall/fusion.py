@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from engine.blas import one_thread
 from engine.models import Strategy, StrategyDetail
 from engine.recall.calibration import from_z, standardised
 from engine.recall.lexical_query import terms
@@ -347,14 +348,15 @@ def frame(
     window: np.ndarray | None = None
     plain: np.ndarray | None = None
     if cue is not None and matrix is not None:
-        cos = matrix @ cue.astype(np.float32, copy=False)
-        cosine = cos[:size].astype(np.float64)
-        if unnamed:  # a cue that names no entity is its own unnamed form
-            plain = cosine
-            if inp.unnamed_embedding is not None:
-                plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
-        if windows:
-            window = _window_cosines(matrix, cos, near, size)
+        with one_thread():  # small products: waking BLAS threads cost more than the arithmetic (engine/blas.py)
+            cos = matrix @ cue.astype(np.float32, copy=False)
+            cosine = cos[:size].astype(np.float64)
+            if unnamed:  # a cue that names no entity is its own unnamed form
+                plain = cosine
+                if inp.unnamed_embedding is not None:
+                    plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
+            if windows:
+                window = _window_cosines(matrix, cos, near, size)
     names: list[str] = []
     columns: list[np.ndarray] = []
     for strategy, hits in hit_lists.items():

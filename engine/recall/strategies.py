@@ -19,6 +19,7 @@ from engine import config
 from engine.analogy.mapping import Mapping, map_episodes, self_score
 from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
+from engine.blas import one_thread
 from engine.errors import MemoryNotFoundError
 from engine.index.candidate_segment import row_dots
 from engine.index.candidates import CandidateTable
@@ -240,7 +241,8 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         if len(ids) == 0:
             return []
         vectors = inp.embeddings(ids.tolist(), stored)
-        relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
+        with one_thread():  # a small product (engine/blas.py)
+            relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
     return [
         Hit(memory_id, relevance_, StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": stamp}))
         for memory_id, stamp, rank, relevance_ in zip(
