@@ -70,6 +70,8 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
     """The candidates of a search for `limit` rows over `lists` (in the exact path's term order). `rank`: each
     segment row's memory id rank (ids' byte order); `stale`: the segment rows changed since (their segment
     postings no longer count); `first`: champions per term in the first round; `budget`: most postings read."""
+    if not lists:
+        return Candidates(EMPTY, np.zeros(0, dtype=np.float64), True)
     widths = _first_widths(lists, first, budget)
     read = [0] * len(lists)  # champions already taken per term: a wider round adds only the ones after them
     rows, scores = EMPTY, np.zeros(0, dtype=np.float64)

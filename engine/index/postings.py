@@ -23,14 +23,14 @@ import logging
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from engine import config
-from engine.index.champions import TermList, bounded_search
+from engine.index.champions import Candidates, TermList, bounded_search
 from engine.index.lexical_segment import Document, LexicalSegment
 from engine.store.interface import Storage
 from engine.store.lexical import TABLES, idf
@@ -61,7 +61,8 @@ class LexicalPostings:
         self._totals: dict[str, tuple[int, float]] = {}
         self._verify = False  # compare the live rows with the store's once caught up (a segment loaded from disk)
         self._rank: np.ndarray | None = None  # per segment: each row's memory id rank (`_ranks`)
-        self._orders: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()  # per segment: terms' impact orders
+        self._orders: OrderedDict[tuple[int, str, str], np.ndarray] = OrderedDict()  # terms' impact orders
+        self._orders_lock = threading.Lock()  # (made by searches outside `_lock`)
         self.searches = 0  # bounded searches so far, and of those the ones not certified exact
         self.inexact = 0
         self._reset_changes()
@@ -72,6 +73,7 @@ class LexicalPostings:
         self._stale = np.zeros(width, dtype=bool)  # the segment's rows changed since it was written
         self._stale_held = 0  # of those, rows that held a memory in the segment
         self._stale_sorted: np.ndarray | None = None  # their row numbers, ascending (`_stale_rows`)
+        self._stale_lent = False  # a search outside the lock reads `_stale`: copy it before changing it
         self._ids: dict[int, str] = {}  # row changed since -> its memory id now ("": no memory any more)
         self._row_of: dict[str, int] = {}  # the other way round, for memories that have a row now
         self._docs: dict[str, dict[int, Document]] = {t: {} for t in TABLES}
@@ -146,7 +148,8 @@ class LexicalPostings:
     def _use(self, segment: LexicalSegment) -> None:
         self._segment, self._seq, self._verify = segment, segment.seq, False
         self._rank = None
-        self._orders.clear()
+        with self._orders_lock:
+            self._orders.clear()
         self._reset_changes()
 
     def _saved(self, segment: LexicalSegment) -> LexicalSegment:
@@ -213,6 +216,8 @@ class LexicalPostings:
         """The segment's version of the row (if it has one) no longer counts."""
         assert self._segment is not None
         if row < len(self._stale) and not self._stale[row]:
+            if self._stale_lent:
+                self._stale, self._stale_lent = self._stale.copy(), False
             self._stale[row] = True
             self._stale_sorted = None
             if self._segment.id_at(row):
@@ -269,11 +274,21 @@ class LexicalPostings:
             if not terms or rows_total == 0:
                 return []
             if b == 0.0:
-                rows, scores = self._bounded(table, sorted(terms), limit, k1, rows_total)
+                search = self._bounded(table, sorted(terms), limit, k1, rows_total)
             else:
                 rows, scores = self._exhaustive(table, sorted(terms), k1, b, rows_total, mean_length)
-            rows, scores = self._best(rows, scores, limit)
-            ids = self._memory_ids(rows)
+        if b == 0.0:  # scored outside the lock: the other table's search (and writes) need not wait for it
+            found = search()
+            with self._lock:
+                self.searches += 1
+                self.inexact += not found.exact
+                keep = found.scores > 0
+                rows, scores = self._best(found.rows[keep], found.scores[keep], limit)
+                ids = self._memory_ids(rows)
+        else:
+            with self._lock:
+                rows, scores = self._best(rows, scores, limit)
+                ids = self._memory_ids(rows)
         keep = ids != b""
         rows, scores, ids = rows[keep], scores[keep], ids[keep]
         order = np.lexsort((ids, -scores))[:limit]  # bytes order: UTF-8 sorts as code points do
@@ -296,8 +311,9 @@ class LexicalPostings:
         return matched, scores[matched]
 
     def _bounded(self, table: str, terms: Sequence[str], limit: int, k1: float,
-                 rows_total: int) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, scores) of the champion-list candidates (b = 0); counts the searches that were not exact."""
+                 rows_total: int) -> Callable[[], Candidates]:
+        """The champion-list search (b = 0), ready to run without the lock: what it reads of the changes since
+        the segment is copied now (the stale rows are lent: `_hide` copies them before changing them)."""
         assert self._segment is not None
         arrays = self._segment.tables[table]
         stale_rows = self._stale_rows()
@@ -312,15 +328,10 @@ class LexicalPostings:
             live = len(rows) - _members(stale_rows, rows)
             if live + len(held_rows) == 0:
                 continue
-            lists.append(TermList(rows, counts, held_rows, held_counts, idf(rows_total, live + len(held_rows)),
-                                  partial(self._impact_order, table, term, rows, counts, budget)))
-        if not lists:
-            return _NO_ROWS, _NO_SCORES
-        found = bounded_search(lists, limit, k1, self._ranks(), self._stale, first, budget)
-        self.searches += 1
-        self.inexact += not found.exact
-        keep = found.scores > 0
-        return found.rows[keep], found.scores[keep]
+            order = partial(self._impact_order, (self._segment.seq, table, term), rows, counts, budget, self._ranks())
+            lists.append(TermList(rows, counts, held_rows, held_counts, idf(rows_total, live + len(held_rows)), order))
+        self._stale_lent = True
+        return partial(bounded_search, lists, limit, k1, self._ranks(), self._stale, first, budget)
 
     def _best(self, rows: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The best `limit` of (rows, scores) and every row tied with the last of them that can still be among
@@ -362,23 +373,24 @@ class LexicalPostings:
             self._stale_sorted = np.flatnonzero(self._stale)
         return self._stale_sorted
 
-    def _impact_order(self, table: str, term: str, rows: np.ndarray, counts: np.ndarray, budget: int) -> np.ndarray:
-        """Positions of the term's segment postings by impact (occurrences descending, then memory id), the
-        first `budget` of them; kept per segment for the most recently used terms."""
-        key = (table, term)
-        order = self._orders.get(key)
-        if order is None or len(order) < min(budget, len(rows)):
-            ranks = self._ranks()[rows]
-            top = int(counts.max(initial=0))
-            keys = ((top - counts.astype(np.int64)) << 40) | ranks  # ranks < 2**40: rows are int32
-            n = min(len(keys), budget)
-            first = np.argpartition(keys, n - 1)[:n] if n < len(keys) else np.arange(len(keys))
-            order = first[np.argsort(keys[first], kind="stable")]
+    def _impact_order(self, key: tuple[int, str, str], rows: np.ndarray, counts: np.ndarray, budget: int,
+                      ranks_of: np.ndarray) -> np.ndarray:
+        """Positions of a term's segment postings by impact (occurrences descending, then memory id), the first
+        `budget` of them; kept for the most recently used terms. `key`: (segment, table, term)."""
+        with self._orders_lock:
+            order = self._orders.get(key)
+            if order is not None and len(order) >= min(budget, len(rows)):
+                self._orders.move_to_end(key)
+                return order
+        top = int(counts.max(initial=0))
+        keys = ((top - counts.astype(np.int64)) << 40) | ranks_of[rows]  # ranks < 2**40: rows are int32
+        n = min(len(keys), budget)
+        first = np.argpartition(keys, n - 1)[:n] if n < len(keys) else np.arange(len(keys))
+        order = first[np.argsort(keys[first], kind="stable")]
+        with self._orders_lock:
             self._orders[key] = order
             while len(self._orders) > ORDERS_KEPT:
                 self._orders.popitem(last=False)
-        else:
-            self._orders.move_to_end(key)
         return order
 
 

@@ -5,6 +5,7 @@ segment: new, revised and forgotten memories), and an answer over budget is mark
 from __future__ import annotations
 
 import random
+import threading
 
 import numpy as np
 import pytest
@@ -144,3 +145,42 @@ def test_b_other_than_zero_scores_every_posting(engine: MemoryEngine, monkeypatc
     assert held.searches == 0 and len(got) == 10
     assert [i for i, _ in got] == [i for i, _ in sql]
     assert np.allclose([s for _, s in got], [s for _, s in sql], rtol=1e-9, atol=0)
+
+
+def test_searches_run_beside_writes_and_each_other(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scoring runs outside the postings' lock: concurrent searches while revisions are caught up (rows
+    hidden in the stale array a search may be reading) raise nothing, and once the writes stop every search
+    equals SQLite's own BM25 again."""
+    monkeypatch.setattr(config, "LEXICAL_CHAMPIONS", 2)
+    monkeypatch.setattr(postings, "MERGE_MIN", 10_000)
+    rng = random.Random(11)
+    ids = [m.id for m in engine.remember_many(_texts(rng, 300))]
+    held = _held(engine)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def search() -> None:
+        local = random.Random(threading.get_ident())
+        while not stop.is_set():
+            try:
+                held.search(local.choice(TABLES), local.sample(VOCABULARY, 2), 10, K1, 0.0)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=search) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for memory_id in rng.sample(ids, 40):
+        engine.revise(memory_id, content=_texts(rng, 1)[0]["content"])
+        held.catch_up()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not errors
+    store = engine._store  # noqa: SLF001
+    for words in (["webhook", "night"], ["audit"], ["invoice", "export", "legal"]):
+        for table in TABLES:
+            got = held.search(table, words, 10, K1, 0.0)
+            sql = store.lexical_search(table, words, 10)
+            assert [i for i, _ in got] == [i for i, _ in sql]
