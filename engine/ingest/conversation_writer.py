@@ -110,7 +110,7 @@ def write_conversations(
             for m in conversation.messages
         ]
         records = records_of(memories, embeddings, structures)
-        writer.commit(records, edges, also=AlsoWrite(ledger=rows))
+        writer.commit(records, edges, also=AlsoWrite(ledger=rows), vectors_first=True)  # one transaction
         summary.messages_added += len(memories)
         summary.messages_kept += len(plan.keep)
         summary.messages_removed += plan.dropped_messages

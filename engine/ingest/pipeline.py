@@ -577,9 +577,10 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
 
     # The batch's own derived edges (each proposition to its document, and those among the batch's
     # propositions) commit with it, so a run interrupted after this batch leaves its documents linked; the
-    # final linking pass replaces them with the whole corpus's derivation.
+    # final linking pass replaces them with the whole corpus's derivation. The vectors go in first, so the
+    # records commit marked synced: one transaction per batch, as `remember` does (`Writer.commit`).
     writer.commit(records, derive_edges(_link_rows(store, memories, items, kept_rows)),
-                 also=AlsoWrite(ledger=rows, entities=resolution_rows(resolver)))
+                 also=AlsoWrite(ledger=rows, entities=resolution_rows(resolver)), vectors_first=True)
     added = sum(1 for _, _, r, _ in items if r.role == PROPOSITION)
     summary.propositions_added += added
     summary.propositions_kept += len(kept_rows)

@@ -395,3 +395,24 @@ def test_recall_structures_catch_up_once_per_ingest_and_match_a_reopened_store(
     with MemoryEngine(data_dir, embedder=embedder, clock=clock) as reopened:
         assert [(r.memory.id, round(r.score, 9)) for r in reopened.retrieve(request)] == after
     assert after
+
+
+def test_an_ingest_commits_each_batch_marked_synced_in_one_transaction(
+    engine: MemoryEngine, write: Write, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors go in before each batch's transaction (as `remember` does), so no second transaction marks
+    them synced afterwards, and every stored memory is in the vector index."""
+    from engine.store.sqlite.vector_sync import VectorSync
+
+    marked: list[int] = []
+    mark = VectorSync.mark_synced
+
+    def counted(self: VectorSync, ids: list[str]) -> None:
+        marked.append(len(ids))
+        mark(self, ids)
+
+    monkeypatch.setattr(VectorSync, "mark_synced", counted)
+    engine.ingest([story(write)])
+    assert not marked
+    stats = engine.stats()
+    assert stats["memories"] > 0 and stats["vector_index"] == stats["memories"]
