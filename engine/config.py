@@ -161,10 +161,13 @@ EPISODE_KEYS = ("conversation", "session", "document", "source")
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# With b = 0 a BM25 search reads each cue term's champion list, its best postings by occurrences then memory id
+# With b = 0 a BM25 search over many postings reads each cue term's champion list, its best postings by occurrences then memory id
 # (engine/index/champions.py): this many per term first (at least the search's limit), four times as many
 # while the answer cannot be certified exact, up to this many postings in all. A store whose cue terms are
 # each in fewer rows than the first (every LoCoMo conversation) is always answered exactly; a larger one costs
 # the same at any size, and is exact whenever the certificate holds (how often: docs/scaling.md).
 LEXICAL_CHAMPIONS = 1024
 LEXICAL_SEARCH_BUDGET = 32768
+# ... but a search whose cue terms hold at most this many postings in all scores every one of them: exact, and
+# cheaper than the champion lists' rounds at that size (about 1-2 ms on a 2-core machine).
+LEXICAL_EXHAUSTIVE_MAX = 262_144

@@ -262,8 +262,9 @@ class LexicalPostings:
     def search(self, table: str, words: Sequence[str], limit: int, k1: float, b: float) -> list[tuple[str, float]]:
         """(memory id, BM25 score) of the best `limit` rows of `table` holding any of the words, best first
         (ties: by memory id): `fulltext.bm25`'s answer, from the segment and the changes since. With b = 0 the
-        search reads the terms' champion lists (engine/index/champions.py): exact whenever it can certify it,
-        within `LEXICAL_SEARCH_BUDGET` postings otherwise."""
+        search whose terms hold more than `LEXICAL_EXHAUSTIVE_MAX` postings reads their champion lists instead
+        (engine/index/champions.py): exact whenever it can certify it, within `LEXICAL_SEARCH_BUDGET` postings
+        otherwise."""
         assert table in TABLES
         terms = self._store.lexical_terms(words)
         with self._lock:
@@ -273,11 +274,12 @@ class LexicalPostings:
             )
             if not terms or rows_total == 0:
                 return []
-            if b == 0.0:
+            bounded = b == 0.0 and self._postings_of(table, terms) > config.LEXICAL_EXHAUSTIVE_MAX
+            if bounded:
                 search = self._bounded(table, sorted(terms), limit, k1, rows_total)
             else:
                 rows, scores = self._exhaustive(table, sorted(terms), k1, b, rows_total, mean_length)
-        if b == 0.0:  # scored outside the lock: the other table's search (and writes) need not wait for it
+        if bounded:  # scored outside the lock: the other table's search (and writes) need not wait for it
             found = search()
             with self._lock:
                 self.searches += 1
@@ -293,6 +295,12 @@ class LexicalPostings:
         rows, scores, ids = rows[keep], scores[keep], ids[keep]
         order = np.lexsort((ids, -scores))[:limit]  # bytes order: UTF-8 sorts as code points do
         return [(ids[n].decode(), float(scores[n])) for n in order]
+
+    def _postings_of(self, table: str, terms: Sequence[str]) -> int:
+        """How many postings the terms' lists hold (the segment's, stale ones included, and the changed rows')."""
+        assert self._segment is not None
+        arrays, held = self._segment.tables[table], self._extra[table]
+        return sum(len(arrays.postings(t)[0]) + len(held.get(t) or ()) for t in terms)
 
     def _exhaustive(self, table: str, terms: Sequence[str], k1: float, b: float, rows_total: int,
                     mean_length: float) -> tuple[np.ndarray, np.ndarray]:

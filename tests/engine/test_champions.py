@@ -19,6 +19,12 @@ K1 = config.LEXICAL_BM25_K1
 VOCABULARY = ["webhook", "retry", "invoice", "export", "pricing", "launch", "legal", "night", "partner", "audit"]
 
 
+@pytest.fixture(autouse=True)
+def _bounded_at_any_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These stores are small: every search would score every posting (`LEXICAL_EXHAUSTIVE_MAX`)."""
+    monkeypatch.setattr(config, "LEXICAL_EXHAUSTIVE_MAX", 0)
+
+
 def _texts(rng: random.Random, count: int) -> list[dict[str, str]]:
     """Short texts from a small vocabulary, a word often repeated: most rows tie exactly with many others."""
     return [{"content": " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(1, 5)))} for _ in range(count)]
@@ -184,3 +190,14 @@ def test_searches_run_beside_writes_and_each_other(engine: MemoryEngine, monkeyp
             got = held.search(table, words, 10, K1, 0.0)
             sql = store.lexical_search(table, words, 10)
             assert [i for i, _ in got] == [i for i, _ in sql]
+
+
+def test_a_search_over_few_postings_scores_them_all(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(config, "LEXICAL_CHAMPIONS", 2)
+    monkeypatch.setattr(config, "LEXICAL_EXHAUSTIVE_MAX", 10**6)
+    engine.remember_many(_texts(random.Random(4), 200))
+    held = _held(engine)
+    words = ["audit", "night", "retry"]
+    got = held.search("window_text", words, 10, K1, 0.0)
+    assert held.searches == 0  # no champion lists
+    assert [i for i, _ in got] == [i for i, _ in engine._store.lexical_search("window_text", words, 10)]  # noqa: SLF001
