@@ -278,19 +278,15 @@ class LexicalPostings:
             if bounded:
                 search = self._bounded(table, sorted(terms), limit, k1, rows_total)
             else:
-                rows, scores = self._exhaustive(table, sorted(terms), k1, b, rows_total, mean_length)
-        if bounded:  # scored outside the lock: the other table's search (and writes) need not wait for it
-            found = search()
-            with self._lock:
+                search = self._exhaustive(table, sorted(terms), k1, b, rows_total, mean_length)
+        found = search()  # scored outside the lock: the other table's search (and writes) need not wait for it
+        with self._lock:
+            if bounded:
                 self.searches += 1
                 self.inexact += not found.exact
-                keep = found.scores > 0
-                rows, scores = self._best(found.rows[keep], found.scores[keep], limit)
-                ids = self._memory_ids(rows)
-        else:
-            with self._lock:
-                rows, scores = self._best(rows, scores, limit)
-                ids = self._memory_ids(rows)
+            keep = found.scores > 0
+            rows, scores = self._best(found.rows[keep], found.scores[keep], limit)
+            ids = self._memory_ids(rows)
         keep = ids != b""
         rows, scores, ids = rows[keep], scores[keep], ids[keep]
         order = np.lexsort((ids, -scores))[:limit]  # bytes order: UTF-8 sorts as code points do
@@ -303,20 +299,11 @@ class LexicalPostings:
         return sum(len(arrays.postings(t)[0]) + len(held.get(t) or ()) for t in terms)
 
     def _exhaustive(self, table: str, terms: Sequence[str], k1: float, b: float, rows_total: int,
-                    mean_length: float) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, scores) of every row holding a term: every posting of every term scored."""
+                    mean_length: float) -> Callable[[], Candidates]:
+        """Every posting of every term scored, ready to run without the lock (the lists are the segment's
+        immutable arrays, or copies where rows changed since)."""
         lists = [p for t in terms if len((p := self._postings(table, t, b != 0.0))[0])]
-        if not lists:
-            return _NO_ROWS, _NO_SCORES
-        width = 1 + max(int(p[0].max()) for p in lists)
-        scores = np.zeros(width, dtype=np.float64)
-        for rows, counts, sizes in lists:
-            weight = idf(rows_total, len(rows))
-            tf = counts.astype(np.float64)
-            norm: np.ndarray | float = k1 if sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
-            scores[rows] += weight * tf * (k1 + 1.0) / (tf + norm)
-        matched = np.flatnonzero(scores)
-        return matched, scores[matched]
+        return partial(_score_every_posting, lists, k1, b, rows_total, mean_length)
 
     def _bounded(self, table: str, terms: Sequence[str], limit: int, k1: float,
                  rows_total: int) -> Callable[[], Candidates]:
@@ -400,6 +387,22 @@ class LexicalPostings:
             while len(self._orders) > ORDERS_KEPT:
                 self._orders.popitem(last=False)
         return order
+
+
+def _score_every_posting(lists: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None]], k1: float, b: float,
+                         rows_total: int, mean_length: float) -> Candidates:
+    """(rows, scores) of every row holding a term, exact: one score array as wide as the highest row."""
+    if not lists:
+        return Candidates(_NO_ROWS, _NO_SCORES, True)
+    width = 1 + max(int(p[0].max()) for p in lists)
+    scores = np.zeros(width, dtype=np.float64)
+    for rows, counts, sizes in lists:
+        weight = idf(rows_total, len(rows))
+        tf = counts.astype(np.float64)
+        norm: np.ndarray | float = k1 if sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
+        scores[rows] += weight * tf * (k1 + 1.0) / (tf + norm)
+    matched = np.flatnonzero(scores)
+    return Candidates(matched, scores[matched], True)
 
 
 def _members(sorted_values: np.ndarray, sorted_rows: np.ndarray) -> int:
