@@ -553,6 +553,8 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
         f"1-minute load average {_load_text(during)} during the run" if during
         else f"load average at the start {m.get('load_average_at_start')}"
     )
+    reused = ", ".join(f"{s['size']:,} at {s['reused_store_built_at']}" for s in sizes
+                       if s.get("reused_store_built_at"))
     lines = [
         f"## Scale: {', '.join(_short_size(s['size']) for s in sizes)}",
         "",
@@ -569,6 +571,8 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
         "lexical, fused).",
         "",
         *([str(scale["note"]), ""] if scale.get("note") else []),
+        *([f"Stores reused (`--reuse-stores`), built earlier by the write path above: {reused}; their build "
+           "figures are from that build, everything else from this run.", ""] if reused else []),
     ]
     ops = [op for op in SCALE_OPS if all(op in s["latency_ms"] for s in sizes)]
     rows = []
