@@ -19,8 +19,9 @@ lists" of Manning, Raghavan & Schuetze, section 7.1.3). A search
    latest boundary's), the answer is exactly the exact path's.
 4. Otherwise it widens each cut list past every posting with its boundary's occurrences (so the bound drops
    to the next lower count's contribution; fourfold when the boundary is at the list's lowest count) and
-   tries again, until the candidates would exceed `budget` postings; then it answers from the widest
-   candidates it read, marked not exact.
+   tries again, scoring only the rows each round adds; a widening past `budget` postings is cut to share what
+   is left of it, and when too little is left the search answers from the candidates it read, marked not
+   exact (their scores are still true).
 
 Small stores never truncate a list (every list is shorter than `r`), so their answers are always exact;
 the bound, and how often a large store's answers are exact, are measured in docs/scaling.md.
@@ -94,7 +95,7 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
             parts.append(champions[~stale[champions]] if len(stale) else champions)
         fresh = np.unique(np.concatenate(parts).astype(np.int64, copy=False))
         if rows.size:  # only rows not scored in an earlier round are scored now
-            fresh = fresh[~_members_of(rows, fresh)]
+            fresh = fresh[~members_of(rows, fresh)]
             merged = np.concatenate([rows, fresh])
             order = np.argsort(merged, kind="stable")
             rows, scores = merged[order], np.concatenate([scores, _scores(lists, fresh, k1, stale)])[order]
@@ -113,8 +114,10 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
         widths = wider
 
 
-def _members_of(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def members_of(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Whether each of `rows` is in `sorted_rows` (ascending)."""
+    if not len(sorted_rows):
+        return np.zeros(len(rows), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
     return sorted_rows[at] == rows
 

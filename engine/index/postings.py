@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from engine import config
-from engine.index.champions import Candidates, TermList, bounded_search
+from engine.index.champions import Candidates, TermList, bounded_search, members_of
 from engine.index.lexical_segment import Document, LexicalSegment
 from engine.store.interface import Storage
 from engine.store.lexical import TABLES, idf
@@ -320,7 +320,7 @@ class LexicalPostings:
             held = self._extra[table].get(term) or {}
             held_rows = np.fromiter(sorted(held), dtype=np.int64, count=len(held))
             held_counts = np.array([held[r] for r in held_rows.tolist()], dtype=np.int32)
-            live = len(rows) - _members(stale_rows, rows)
+            live = len(rows) - int(np.count_nonzero(members_of(rows, stale_rows)))
             if live + len(held_rows) == 0:
                 continue
             order = partial(self._impact_order, (self._segment.seq, table, term), rows, counts, budget, self._ranks())
@@ -378,7 +378,7 @@ class LexicalPostings:
                 self._orders.move_to_end(key)
                 return order
         top = int(counts.max(initial=0))
-        keys = ((top - counts.astype(np.int64)) << 40) | ranks_of[rows]  # ranks < 2**40: rows are int32
+        keys = ((top - counts.astype(np.int64)) << 40) | np.minimum(ranks_of[rows], (1 << 40) - 1)
         n = min(len(keys), budget)
         first = np.argpartition(keys, n - 1)[:n] if n < len(keys) else np.arange(len(keys))
         order = first[np.argsort(keys[first], kind="stable")]
@@ -404,10 +404,3 @@ def _score_every_posting(lists: Sequence[tuple[np.ndarray, np.ndarray, np.ndarra
     matched = np.flatnonzero(scores)
     return Candidates(matched, scores[matched], True)
 
-
-def _members(sorted_values: np.ndarray, sorted_rows: np.ndarray) -> int:
-    """How many of `sorted_values` are in `sorted_rows` (both ascending, distinct)."""
-    if not len(sorted_values) or not len(sorted_rows):
-        return 0
-    at = np.minimum(np.searchsorted(sorted_rows, sorted_values), len(sorted_rows) - 1)
-    return int(np.count_nonzero(sorted_rows[at] == sorted_values))
