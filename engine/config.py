@@ -161,11 +161,10 @@ EPISODE_KEYS = ("conversation", "session", "document", "source")
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# With b = 0 a BM25 search over many postings reads each cue term's champion list, its best postings by occurrences then memory id
-# (engine/index/champions.py): this many per term first (at least the search's limit), four times as many
-# while the answer cannot be certified exact, up to this many postings in all. A store whose cue terms are
-# each in fewer rows than the first (every LoCoMo conversation) is always answered exactly; a larger one costs
-# the same at any size, and is exact whenever the certificate holds (how often: docs/scaling.md).
+# With b = 0 a BM25 search over many postings reads each cue term's champion list, its best postings by
+# occurrences then memory id (engine/index/champions.py): the rarest terms whole while they fit in half the
+# budget, this many of every other term first (at least the search's limit), more while the answer cannot be
+# certified exact, up to this many postings in all (how often it is exact on a 1M store: docs/scaling.md).
 LEXICAL_CHAMPIONS = 1024
 LEXICAL_SEARCH_BUDGET = 32768
 # ... but a search whose cue terms hold at most this many postings in all scores every one of them: exact, and
