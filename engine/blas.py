@@ -4,8 +4,12 @@ A fused recall multiplies a pool of about a thousand embeddings by the cue (and 
 arithmetic. OpenBLAS splits such a product over its threads, and on a busy machine waking them cost up to 8 ms
 a product (measured on a 1,000,000-memory store: 5.8 ms p50 for the cue's product in a recall, 0.1-0.2 ms with
 one thread; the results are the same bits, each output being one thread's dot product either way).
-`one_thread()` limits BLAS to one thread while any recall is inside it: the first to enter sets the limit, the
-last to leave restores what was there, so concurrent recalls cannot leave the process limited.
+
+OpenBLAS built on pthreads (numpy's wheels) has one thread pool for the process, and threadpoolctl lets only
+one "controlling" thread change its size: `one_thread()` counts the recalls inside it, the first to enter sets
+one thread and the last to leave restores what was there (each making itself the controlling thread first), so
+overlapping recalls on several threads cannot leave the process limited. With an OpenMP build the limit is per
+thread, and each recall sets and restores its own.
 """
 
 from __future__ import annotations
@@ -21,16 +25,30 @@ _controller: Any = None
 _restore: Any = None
 
 
+def _blas() -> Any:
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController().select(user_api="blas")
+    return _controller
+
+
 @contextmanager
 def one_thread() -> Iterator[None]:
-    global _inside, _controller, _restore
+    global _inside, _restore
+    blas = _blas()
+    if not blas.lib_controllers:
+        yield
+        return
+    if all(getattr(c, "threading_layer", "") == "openmp" for c in blas.lib_controllers):
+        with blas.limit(limits=1):  # per-thread limits
+            yield
+        return
     with _lock:
         if _inside == 0:
-            if _controller is None:
-                from threadpoolctl import ThreadpoolController
-
-                _controller = ThreadpoolController()
-            _restore = _controller.limit(limits=1, user_api="blas")
+            _take_control()
+            _restore = blas.limit(limits=1)
         _inside += 1
     try:
         yield
@@ -38,5 +56,14 @@ def one_thread() -> Iterator[None]:
         with _lock:
             _inside -= 1
             if _inside == 0 and _restore is not None:
+                _take_control()
                 _restore.restore_original_limits()
                 _restore = None
+                _take_control()
+
+
+def _take_control() -> None:
+    """Let this thread change the shared pool's size (threadpoolctl honours one controlling thread only)."""
+    from threadpoolctl import OpenBLASController
+
+    OpenBLASController.clear_controlling_thread(force=True)
