@@ -116,10 +116,15 @@ def bounded_search(lists: Sequence[TermList], limit: int, k1: float, rank: np.nd
 
 def members_of(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Whether each of `rows` is in `sorted_rows` (ascending)."""
+    return _find(sorted_rows, rows)[1]
+
+
+def _find(sorted_rows: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of `rows`' position in `sorted_rows` (ascending) and whether it is there."""
     if not len(sorted_rows):
-        return np.zeros(len(rows), dtype=bool)
+        return np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
-    return sorted_rows[at] == rows
+    return at, sorted_rows[at] == rows
 
 
 def _read(lists: Sequence[TermList], widths: Sequence[int]) -> int:
@@ -164,8 +169,7 @@ def _scores(lists: Sequence[TermList], rows: np.ndarray, k1: float, stale: np.nd
         for found_rows, found_counts, usable in ((t.rows, t.counts, live), (t.held_rows, t.held_counts, None)):
             if not len(found_rows):
                 continue
-            at = np.minimum(np.searchsorted(found_rows, rows), len(found_rows) - 1)
-            hit = found_rows[at] == rows
+            at, hit = _find(found_rows, rows)
             if usable is not None:
                 hit &= usable
             if hit.any():

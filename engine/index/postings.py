@@ -314,6 +314,7 @@ class LexicalPostings:
         stale_rows = self._stale_rows()
         first = max(config.LEXICAL_CHAMPIONS, limit)
         budget = max(config.LEXICAL_SEARCH_BUDGET, first)
+        ranks = self._ranks()
         lists = []
         for term in terms:
             rows, counts = arrays.postings(term)
@@ -323,10 +324,10 @@ class LexicalPostings:
             live = len(rows) - int(np.count_nonzero(members_of(rows, stale_rows)))
             if live + len(held_rows) == 0:
                 continue
-            order = partial(self._impact_order, (self._segment.seq, table, term), rows, counts, budget, self._ranks())
+            order = partial(self._impact_order, (self._segment.seq, table, term), rows, counts, budget, ranks)
             lists.append(TermList(rows, counts, held_rows, held_counts, idf(rows_total, live + len(held_rows)), order))
         self._stale_lent = True
-        return partial(bounded_search, lists, limit, k1, self._ranks(), self._stale, first, budget)
+        return partial(bounded_search, lists, limit, k1, ranks, self._stale, first, budget)
 
     def _best(self, rows: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The best `limit` of (rows, scores) and every row tied with the last of them that can still be among
