@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from engine.api.requests import RememberRequest
 from engine.errors import ValidationError
@@ -59,13 +62,31 @@ def plan_conversation(ledger: Ledger, conversation: Conversation) -> Conversatio
     return plan
 
 
-def write_conversations(
-    writer: Writer, conversations: Sequence[Conversation], summary: IngestSummary, phases: dict[str, float]
-) -> None:
-    """Write each new or changed conversation (see the module docstring); counts go into `summary`."""
+def new_message_texts(writer: Writer, conversations: Sequence[Conversation]) -> list[list[str]]:
+    """Per conversation, the texts `write_conversations` will embed, in its order: the messages the plan does
+    not keep, each once, but for those reusing a dropped memory's vector (the same list as there, so the
+    same model calls give each conversation the same vectors, bit for bit)."""
     ledger = Ledger(writer.store)
-    speakers = resolve_speakers(writer, conversations)
+    out = []
     for conversation in conversations:
+        plan = plan_conversation(ledger, conversation)
+        reused = writer.reusable_vectors(plan.drop)
+        new = (fit_content(m.content)[0] for m in conversation.messages if m.position not in plan.keep)
+        out.append([t for t in dict.fromkeys(new) if t not in reused])
+    return out
+
+
+def write_conversations(
+    writer: Writer, conversations: Sequence[Conversation], summary: IngestSummary, phases: dict[str, float],
+    embedded: Future[list[dict[str, np.ndarray]]] | None = None,
+) -> None:
+    """Write each new or changed conversation (see the module docstring); counts go into `summary`.
+    `embedded`: per conversation, its new messages' vectors by text, embedded on another thread
+    (`new_message_texts`) while the caller did other work; a text missing there is embedded here."""
+    ledger = Ledger(writer.store)
+    ready: list[dict[str, np.ndarray]] | None = None
+    speakers = resolve_speakers(writer, conversations)
+    for index, conversation in enumerate(conversations):
         mark = time.perf_counter()
         plan = plan_conversation(ledger, conversation)
         new = [m for m in conversation.messages if m.position not in plan.keep]
@@ -92,6 +113,10 @@ def write_conversations(
         phases["writing"] += time.perf_counter() - mark
         mark = time.perf_counter()
         texts = [m.content for m in memories]
+        if embedded is not None:
+            if ready is None:
+                ready = embedded.result()
+            vectors = {**{t: ready[index][t] for t in texts if t in ready[index]}, **vectors}
         embeddings, structures = writer.embed_and_extract(texts, reuse=vectors)
         phases["embedding"] += time.perf_counter() - mark
         mark = time.perf_counter()

@@ -39,7 +39,7 @@ from engine.ingest import budget, salience
 from engine.ingest.analysis import DocumentExtractor, OfflineExtractor
 from engine.ingest.budget import TimeBudget
 from engine.ingest.conversation_writer import ORIGIN as CONVERSATION_ORIGIN
-from engine.ingest.conversation_writer import write_conversations
+from engine.ingest.conversation_writer import new_message_texts, write_conversations
 from engine.ingest.conversations import Conversation
 from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
@@ -134,9 +134,7 @@ def ingest_paths(
     opening = writer.indexes.open_vectors_meanwhile() if fresh else None
     if fresh or conversations:
         run.timed("loading models", run.load_models)
-    write_conversations(writer, conversations, run.summary, run.phases)
-    run.tick("writing", len(conversations), len(conversations))
-    written = run.index(fresh)
+    written = run.index(fresh, conversations)
     run.timed("writing", run.reconcile, written)
     run.timed("linking", run.link)
     if opening is not None:
@@ -242,12 +240,14 @@ class _Run:
         self.writer.embed(["warm up"])
         self.tick("loading models", 1, 1)
 
-    def index(self, fresh: list[SourceDocument]) -> list[_Written]:
-        """Batch after batch of documents: analyse, embed, resolve entities, commit. A worker thread embeds
-        one batch while the next is analysed (onnxruntime releases the GIL). Each batch is committed as soon
-        as its vectors are there, so an interrupted run keeps every batch it finished and a rerun analyses
-        only the rest. (A third thread parsing with spaCy ahead was measured no faster on 2 shared cores, and
-        0.65x with int8: the threads' Python parts queue for the GIL.)"""
+    def index(self, fresh: list[SourceDocument], conversations: Sequence[Conversation] = ()) -> list[_Written]:
+        """Write the conversations, then batch after batch of documents: analyse, embed, resolve entities,
+        commit. A worker thread embeds one batch while the next is analysed (onnxruntime releases the GIL).
+        Each batch is committed as soon as its vectors are there, so an interrupted run keeps every batch it
+        finished and a rerun analyses only the rest. (A third thread parsing with spaCy ahead was measured no
+        faster on 2 shared cores, and 0.65x with int8: the threads' Python parts queue for the GIL.) With
+        documents to analyse, the messages are embedded by the worker while the first batch is analysed and
+        written right after it, still before any document: their embedding left the main thread idle."""
         store = self.writer.store
         registry = EntityRegistry(store)
         records = registry.load()
@@ -261,8 +261,13 @@ class _Run:
         size = INGEST_DOCUMENT_BATCH
         chunks = [fresh[start : start + size] for start in range(0, len(fresh), size)]
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
+            messages = self._embed_messages(conversations, worker) if chunks and conversations else None
+            if not chunks:
+                self._write_conversations(conversations, None)
             for i, chunk in enumerate(chunks):
                 analysed = self.timed("analysing", self._analyse_batch, chunk, known, vectors, worker)
+                if i == 0:
+                    self._write_conversations(conversations, messages)
                 if pending is not None:
                     written += self._commit(pending, vectors)
                 pending = analysed
@@ -271,6 +276,23 @@ class _Run:
                 written += self._commit(pending, vectors)
         self.summary.llm_fallbacks = int(getattr(self.extractor, "fallbacks", 0))
         return written
+
+    def _embed_messages(self, conversations: Sequence[Conversation],
+                        worker: ThreadPoolExecutor) -> Future[list[dict[str, np.ndarray]]]:
+        """The conversations' new messages, sent to the worker to embed: one model call per conversation, as
+        `write_conversations` would make (the same vectors to the last bit), each conversation's by text."""
+        per_conversation = new_message_texts(self.writer, conversations)
+
+        def embed() -> list[dict[str, np.ndarray]]:
+            return [dict(zip(texts, self.writer.embed(texts), strict=True)) if texts else {}
+                    for texts in per_conversation]
+
+        return worker.submit(embed)
+
+    def _write_conversations(self, conversations: Sequence[Conversation],
+                             embedded: Future[list[dict[str, np.ndarray]]] | None) -> None:
+        write_conversations(self.writer, conversations, self.summary, self.phases, embedded)
+        self.tick("writing", len(conversations), len(conversations))
 
     def _analyse_batch(self, chunk: list[SourceDocument], known: dict[str, str], vectors: dict[str, np.ndarray],
                        worker: ThreadPoolExecutor) -> _Analysed:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import EdgeType, MemoryEngine, MemoryKind
@@ -416,3 +417,55 @@ def test_an_ingest_commits_each_batch_marked_synced_in_one_transaction(
     assert not marked
     stats = engine.stats()
     assert stats["memories"] > 0 and stats["vector_index"] == stats["memories"]
+
+
+def _chat(speakers: tuple[str, str], day: str, n: int) -> str:
+    """A chat of `n` messages of varied lengths (several runs of the model, padded differently)."""
+    words = ["the", "backup", "job", "to", "CloudVault", "was", "paused", "after", "the", "subprocessor",
+             "change", "and", "we", "will", "review", "it"]
+    return json.dumps([
+        {"speaker": speakers[i % 2], "text": " ".join(words[: 3 + (i * 7) % len(words)]) + f" (note {i}).",
+         "time": f"{day}T08:{10 + i:02d}:00Z"} for i in range(n)
+    ])
+
+
+def test_messages_embedded_while_documents_are_analysed_get_the_same_vectors(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With documents to analyse, the messages are embedded on the worker during the first batch's analysis,
+    one model call per conversation as when they are written alone: the stored vectors are the same bits."""
+    import threading
+
+    from engine.writer import Writer
+
+    chats = {"a.json": _chat(("Sofia Lindqvist", "Dana Whitfield"), "2026-03-21", 13),
+             "b.json": _chat(("Peter Okafor", "Dana Whitfield"), "2026-03-22", 9)}
+    alone, mixed = tmp_path / "alone", tmp_path / "mixed"
+    for folder in (alone, mixed):
+        folder.mkdir()
+        for name, text in chats.items():
+            (folder / name).write_text(text)
+    (mixed / "signed.md").write_text(SIGNED)
+    (mixed / "change.md").write_text(CHANGE)
+    threads: dict[str, str] = {}
+    embed = Writer.embed
+
+    def spy(self: Writer, texts: list[str], progress: object = None) -> object:
+        threads.update((t, threading.current_thread().name) for t in texts)
+        return embed(self, texts, progress)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Writer, "embed", spy)
+    vectors = []
+    for folder in (alone, mixed):
+        with MemoryEngine(tmp_path / f"data-{folder.name}", embedder=embedder, clock=ManualClock(START)) as eng:
+            summary = eng.ingest([folder])
+            assert summary.messages_added == 22
+            messages = eng.list_memories(kind=MemoryKind.EPISODE, limit=100)
+            stored = eng._store.embeddings([m.id for m in messages])
+            vectors.append({m.content: stored[m.id] for m in messages})
+        if folder is alone:
+            assert {threads[t] for t in vectors[0]} == {threading.main_thread().name}
+    assert {threads[t] for t in vectors[1]} != {threading.main_thread().name}  # embedded on the worker
+    assert vectors[0].keys() == vectors[1].keys()
+    for text, vector in vectors[0].items():
+        assert np.array_equal(vector, vectors[1][text]), text
