@@ -170,3 +170,8 @@ LEXICAL_SEARCH_BUDGET = 32768
 # ... but a search whose cue terms hold at most this many postings in all scores every one of them: exact, and
 # cheaper than the champion lists' rounds at that size (about 1-2 ms on a 2-core machine).
 LEXICAL_EXHAUSTIVE_MAX = 262_144
+# The candidate and lexical segments' memory maps get their page tables filled on a background thread when
+# opened (engine/index/maps.py): a recall's scattered reads then do not fault. Off with HEBBS_POPULATE_MAPS=0;
+# maps larger than this fraction of the machine's memory are never filled ahead.
+POPULATE_MAPS = (os.environ.get("HEBBS_POPULATE_MAPS") or "1").strip().lower() not in ("0", "false", "no", "off")
+POPULATE_MAPS_MAX_FRACTION = 0.25

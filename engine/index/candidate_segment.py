@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.index.lexical_segment import Strings, file_crc32
+from engine.index.maps import populate_later
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +212,7 @@ class CandidateSegment:
             arrays["sorted_ids"], arrays["sorted_rows"], arrays["adj_starts"], arrays["adj_rows"],
         )
         _check(segment)
+        populate_later([*blocks, *arrays.values()])  # recalls read them scattered: no fault per first touch
         return segment
 
 

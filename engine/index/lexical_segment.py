@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.index.maps import populate_later
 from engine.store.lexical import TABLES, LexicalDump, TablePostings
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,7 @@ class LexicalSegment:
                                 arrays[f"{t}.rows"], arrays[f"{t}.counts"], arrays[f"{t}.lengths"]) for t in TABLES},
             )
             _check(segment)
+            populate_later(arrays.values())  # searches read them scattered: no fault per first touch
             return segment
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("lexical segment under %s unusable (%s); rebuilding it from the record store", folder, exc)
