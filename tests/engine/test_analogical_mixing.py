@@ -65,3 +65,41 @@ def test_a_surface_lead_under_a_tenth_of_cosine_does_not_outweigh_a_clear_struct
     e_old, s_old = pool_spread(surface), pool_spread(structure)
     old = {m: 0.5 * e_old[m] + 0.5 * s_old[m] for m in names}
     assert max(old, key=old.__getitem__) == "m39"
+
+
+def test_surface_alone_does_not_carry_a_story_of_clearly_another_shape() -> None:
+    """Forty stories: one shaped like the cue (systematicity 0.30, cosine 0.10: another domain) and one in the
+    cue's own domain with a clearly other shape (0.09, cosine 0.66). Counted in standard deviations alone the
+    look-alike's surface lead (5.6 units) outweighed the structural one (4.4); with the surface part scaled by
+    the structural support (0.09 / 0.30) the story shaped like the cue ranks first at alpha 0.5."""
+    from engine.recall.strategies import SURFACE_SPREAD_FLOOR
+
+    names = [f"m{n}" for n in range(38)]
+    surface = {m: 0.10 + 0.008 * n for n, m in enumerate(names)} | {"shaped": 0.10, "looks": 0.66}
+    structure = {m: 0.05 + 0.003 * n for n, m in enumerate(names)} | {"shaped": 0.30, "looks": 0.09}
+    e, s = pool_parts(surface, structure, 0.5)
+    relevance = {m: 0.5 * e[m] + 0.5 * s[m] for m in surface}
+    assert max(relevance, key=relevance.__getitem__) == "shaped"
+    assert max(relevance.values()) == pytest.approx(1.0)
+    # without the support the look-alike won
+    e_old, s_old = pool_spread(surface, SURFACE_SPREAD_FLOOR), pool_spread(structure)
+    old = {m: 0.5 * e_old[m] + 0.5 * s_old[m] for m in surface}
+    assert max(old, key=old.__getitem__) == "looks"
+
+
+def test_between_structures_that_map_about_as_well_the_surface_still_decides() -> None:
+    surface = {"a": 0.20, "b": 0.50, "c": 0.30, "d": 0.10}
+    structure = {"a": 0.40, "b": 0.38, "c": 0.10, "d": 0.05}
+    e, s = pool_parts(surface, structure, 0.5)
+    relevance = {m: 0.5 * e[m] + 0.5 * s[m] for m in surface}
+    assert max(relevance, key=relevance.__getitem__) == "b"
+
+
+def test_the_structural_support_opens_towards_alpha_1_and_closes_towards_0() -> None:
+    from engine.recall.strategies import structural_support
+
+    structure = {"best": 0.6, "third": 0.2, "none": 0.0}
+    assert structural_support(structure, 0.5) == pytest.approx({"best": 1.0, "third": 1 / 3, "none": 0.0})
+    assert structural_support(structure, 0.8)["third"] == pytest.approx((1 / 3) ** 0.25)
+    assert structural_support(structure, 0.2)["third"] == pytest.approx((1 / 3) ** 4)
+    assert structural_support({"a": 0.0, "b": 0.0}, 0.5) == {"a": 1.0, "b": 1.0}  # nothing maps: surface as it is
