@@ -62,7 +62,11 @@ class _Builder:
               action: str | None = None) -> Event:
         lemma = lemma.lower()
         action = action or lexicon.action_class(lemma)
-        if negated and action in lexicon.NEGATED_CLASS:
+        # a success put off, skipped or forgotten is an omission (the lapse), not a failure: "put off fixing it",
+        # "forgot to repair the fence" as "forgot to lock" or "did not test"; only "failed to fix" failed
+        lapse = negated and action == "succeed" and _negating_complement(token) and \
+            _lemma(token.head) not in ("fail", "stop", "cease")
+        if negated and action in lexicon.NEGATED_CLASS and not lapse:
             action, negated, folded = lexicon.NEGATED_CLASS[action], False, True
         elif negated and _negating_complement(token):  # "forgot to lock", "stopped taking": an omission
             action, negated, folded = "omit", False, True
@@ -78,7 +82,7 @@ class _Builder:
                 found = lexicon.valence(t.lemma_) or lexicon.valence(t.lower_)
             if found is None and any(c.lower_ == "too" for c in t.children):  # "too small", "too fast": excess
                 found = ("failure", -1)
-        if found is not None:
+        if found is not None and not lapse:  # a lapse is no outcome of its own: what it leads to is
             kind, sign = found
         if (negated or folded) and sign:
             kind, sign = ("success" if sign < 0 else "failure"), -sign
@@ -523,7 +527,12 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if lemma in lexicon.INVERTING_VERBS:
                 carriers = []
             ev = b.event(lemma, t, _negated(t), t.text, carriers, _light_verb_class(lemma, objs))
-            if ev.action in lexicon.GENERIC_CLASSES and not ev.negated and (manner := _manner_class(t)) is not None:
+            manner = _manner_class(t) if not ev.negated else None
+            if manner == "omit" and ev.action not in lexicon.GENERIC_CLASSES:
+                # an act of any class put off for later is not done now: "decided to fix it later" as "to deal
+                # with it later"; no outcome of its own (a fix meant for later is no success yet)
+                ev.action, ev.valence, ev.sign = "omit", None, 0
+            elif ev.action in lexicon.GENERIC_CLASSES and manner is not None:
                 ev.action = manner  # "painted the fence in a hurry": the hurry is what the story is about
             if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
                 ev.valence, ev.sign = placed
