@@ -278,3 +278,18 @@ def test_columnar_fusion_equals_the_per_candidate_fusion(seed: int) -> None:
                 # Details on demand: any subset of the kept ids, each as the full list gives it.
                 some = result.ids[::3]
                 assert fusion.fused(inp, hit_lists, settings, limit).details(some) == {i: details[i] for i in some}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_missing_from_is_setdiff1d(seed: int) -> None:
+    """The pool's new neighbour rows: the distinct linked rows not among the hits' rows (which may hold -1 for a
+    forgotten hit, and may be empty), sorted, as `np.setdiff1d` gave them."""
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(1_000, int(rng.integers(0, 60)), replace=False).astype(np.int64)
+    if seed % 3 == 0 and len(rows):
+        rows[0] = -1
+    linked = np.concatenate([rng.choice(rows, 40) if len(rows) else np.zeros(0, dtype=np.int64),
+                             rng.integers(0, 1_000, int(rng.integers(0, 80)))]).astype(np.int64)
+    linked = linked[linked >= 0]
+    got = fusion._missing_from(linked, rows)  # noqa: SLF001
+    assert got.dtype == np.int64 and np.array_equal(got, np.setdiff1d(linked, rows))
