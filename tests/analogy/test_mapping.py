@@ -94,3 +94,20 @@ def test_a_telling_in_another_order_maps_worse_even_without_relations() -> None:
     scrambled = story(beats[3], beats[1], beats[0], beats[2])
     assert map_episodes(cue, in_order).score > map_episodes(cue, scrambled).score > 0
     assert _inversions([3, 1, 0, 2]) == 4 and _inversions([0, 1, 2]) == 0
+
+
+def test_goals_told_by_their_frame_verb_alone_do_not_match_on_it() -> None:
+    """ "wanted honey" and "wanting more bowls" are goals whose content is not in the event: the shared "want" is
+    no evidence (another story's want / want under a `thwarts` edge outweighed the true analog's goal); goals with
+    content still match on it, and an episode onto itself keeps its full match."""
+    from engine.analogy.mapping import WEAK_EVENT_MATCH, event_match
+
+    honey = Event("g1", "want", "want", False, 0, mode="goal")
+    bowls = Event("g2", "want", "want", False, 0, mode="goal")
+    win, win_again = (Event(i, "win", "succeed", False, 0, "success", 1, mode="goal") for i in ("w1", "w2"))
+    assert event_match(honey, bowls) == WEAK_EVENT_MATCH
+    assert event_match(honey, honey) == 1.0
+    assert event_match(win, win_again) == 1.0
+    wanted = story(("want", "want", False, 0), FAIL, relations=(("thwarts", 1, 0),))
+    wanted.events[0].mode = "goal"
+    assert self_score(wanted) == map_episodes(wanted, wanted).raw
