@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import mmap
 import os
 import queue
 import sys
@@ -49,11 +50,6 @@ def _madvise() -> Any:
 
 
 _MADVISE = _madvise()
-
-
-def mapped_bytes(arrays: Iterable[np.ndarray]) -> int:
-    """The bytes of the arrays that are views of a memory map (the others are in the process already)."""
-    return sum(a.nbytes for a in arrays if _is_mapped(a))
 
 
 def populate(arrays: Iterable[np.ndarray]) -> int:
@@ -124,7 +120,7 @@ def _is_mapped(array: np.ndarray) -> bool:
     """Whether the array's memory is a file map (np.load's `mmap_mode` arrays and views of them)."""
     base: Any = array
     while base is not None:
-        if isinstance(base, np.memmap) or type(base).__name__ == "mmap":
+        if isinstance(base, (np.memmap, mmap.mmap)):
             return True
         base = getattr(base, "base", None)
     return False
