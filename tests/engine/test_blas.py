@@ -10,11 +10,16 @@ import numpy as np
 import pytest
 from threadpoolctl import ThreadpoolController
 
+from engine import blas
 from engine.blas import one_thread
 
 
 def _blas_threads() -> list[int]:
-    return [p["num_threads"] for p in ThreadpoolController().info() if p["user_api"] == "blas"]
+    """Thread counts of the BLAS libraries `one_thread` governs: numpy's (a BLAS another package loads later,
+    e.g. scipy's own, is no part of a recall's products)."""
+    governed = {c.filepath for c in blas._blas().lib_controllers}  # noqa: SLF001
+    return [p["num_threads"] for p in ThreadpoolController().info()
+            if p["user_api"] == "blas" and p["filepath"] in governed]
 
 
 @pytest.fixture
