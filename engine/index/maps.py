@@ -24,6 +24,7 @@ import queue
 import sys
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 
 MADV_POPULATE_READ = 22  # linux/mman.h; EINVAL before Linux 5.14
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+CGROUP_MEMORY_MAX = Path("/sys/fs/cgroup/memory.max")  # "max" when unlimited
 
 
 def _madvise() -> Any:
@@ -64,11 +66,18 @@ def populate(arrays: Iterable[np.ndarray]) -> int:
 
 
 def fits_in_memory(size: int) -> bool:
-    """Whether maps of `size` bytes are small enough to keep resident (`config.POPULATE_MAPS_MAX_FRACTION`)."""
+    """Whether maps of `size` bytes are small enough to keep resident: `config.POPULATE_MAPS_MAX_FRACTION` of
+    the machine's memory, or of the container's limit (cgroup v2 `memory.max`) where that is lower."""
     try:
         total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
         return False
+    try:
+        limit = CGROUP_MEMORY_MAX.read_text().strip()
+    except OSError:
+        limit = ""
+    if limit.isdigit():
+        total = min(total, int(limit))
     return size <= config.POPULATE_MAPS_MAX_FRACTION * total
 
 

@@ -77,6 +77,15 @@ def test_populate_later_declines_when_off_or_too_large(tmp_path: Path, monkeypat
     assert not maps.populate_later([mapped])
 
 
+def test_a_containers_memory_limit_bounds_what_is_filled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limit = tmp_path / "memory.max"
+    monkeypatch.setattr(maps, "CGROUP_MEMORY_MAX", limit)
+    limit.write_text("max\n")  # unlimited: the machine's memory bounds it
+    assert maps.fits_in_memory(1 << 20)
+    limit.write_text(f"{4 << 20}\n")  # 4 MiB: a quarter of it is 1 MiB
+    assert maps.fits_in_memory(1 << 20) and not maps.fits_in_memory((1 << 20) + 1)
+
+
 def test_a_reopened_store_hands_its_segments_maps_to_be_filled(
     data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
