@@ -239,17 +239,13 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         if table is not None:  # one lookup of the ids; the rows' embeddings gathered as `embeddings` would
             rows = table.rows_of(ids.tolist())
             present = rows >= 0
-            ids, times, ranks = ids[present], times[present], ranks[present]
-            if len(ids) == 0:
-                return []
-            vectors = table.embeddings_at(rows[present])
         else:
             stored = inp.rows(ids.tolist())  # fusion reads the same rows: once per recall
             present = np.fromiter((i in stored for i in ids), dtype=bool, count=len(ids))
-            ids, times, ranks = ids[present], times[present], ranks[present]
-            if len(ids) == 0:
-                return []
-            vectors = inp.embeddings(ids.tolist(), stored)
+        ids, times, ranks = ids[present], times[present], ranks[present]
+        if len(ids) == 0:
+            return []
+        vectors = table.embeddings_at(rows[present]) if table is not None else inp.embeddings(ids.tolist(), stored)
         with one_thread():  # a small product (engine/blas.py)
             relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
     return [
