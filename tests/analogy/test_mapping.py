@@ -111,3 +111,59 @@ def test_goals_told_by_their_frame_verb_alone_do_not_match_on_it() -> None:
     wanted = story(("want", "want", False, 0), FAIL, relations=(("thwarts", 1, 0),))
     wanted.events[0].mode = "goal"
     assert self_score(wanted) == map_episodes(wanted, wanted).raw
+
+
+def told_in(ep: Episode, *sentences: int) -> Episode:
+    """The episode with its events told in these sentences (one number per event, in order)."""
+    for e, n in zip(ep.events, sentences, strict=True):
+        e.sentence = n
+    return ep
+
+
+def test_parallel_tellings_are_aligned_sentence_by_sentence() -> None:
+    """Two stories of comparable length are aligned sentence by sentence, in order; one told in one sentence, or
+    one more than twice as long as the other, is not aligned at all (a one-line cue or a summary)."""
+    from engine.analogy.mapping import aligned_sentences, event_match
+
+    beats = [SKIP, ("wait", "other", False, 0), FAIL, ("lose", "fail", False, -1)]
+    cue = told_in(story(*beats), 0, 1, 2, 3)
+    cand = told_in(story(CUT, ("stay", "other", False, 0), COLLAPSE, ("lose", "fail", False, -1)), 0, 1, 2, 3)
+    local = {(a.id, b.id): s for a in cue.events for b in cand.events if (s := event_match(a, b)) > 0}
+    assert aligned_sentences(cue, cand, local) == {(0, 0), (1, 1), (2, 2), (3, 3)}
+    # a sentence with nothing like it is left out; the rest keep their order
+    shifted = told_in(story(("rain", "other", False, 0), CUT, COLLAPSE, ("lose", "fail", False, -1)), 0, 1, 2, 3)
+    local = {(a.id, b.id): s for a in cue.events for b in shifted.events if (s := event_match(a, b)) > 0}
+    pairs = aligned_sentences(cue, shifted, local)
+    assert pairs is not None and {(0, 1), (2, 2), (3, 3)} <= pairs
+    assert all((a < c) == (b < d) for a, b in pairs for c, d in pairs if (a, b) != (c, d))
+    one_line = story(SKIP, FAIL)  # both events in sentence 0
+    assert aligned_sentences(one_line, cand, {}) is None
+    long = told_in(story(*beats, *beats, *beats), *range(12))
+    assert aligned_sentences(cue, long, {}) is None
+
+
+def test_an_event_matched_across_sentences_that_do_not_correspond_counts_half() -> None:
+    """The same events in the same order and joined by the same relations: told in the cue's sentence pattern they
+    map fully; with the omission and the failure told in one sentence (which corresponds to one of the cue's two
+    first sentences, not both), the other's match, and the relations it holds, count half, and the mapping scores
+    less. Before session 18 both scored the same."""
+    from engine.analogy.mapping import UNALIGNED_SENTENCES, aligned_sentences
+
+    beats = [SKIP, FAIL, ("lose", "fail", False, -1)]
+    rels = (("causes", 0, 1), ("causes", 1, 2))
+    cue = told_in(story(*beats, relations=rels), 0, 1, 2)
+    parallel = told_in(story(CUT, COLLAPSE, ("lose", "fail", False, -1), relations=rels), 0, 1, 2)
+    merged = told_in(story(CUT, COLLAPSE, ("lose", "fail", False, -1), relations=rels), 0, 0, 2)
+    assert aligned_sentences(cue, merged, {}) is not None  # three sentences against two: comparable
+    full, part = map_episodes(cue, parallel), map_episodes(cue, merged)
+    assert [(a, b) for a, b, _ in full.events] == [(a, b) for a, b, _ in part.events]
+    # the merged sentence corresponds to one of the cue's two first sentences, not both: one of those two pairs
+    # counts half
+    halved = [(a, b) for (a, b, s), (_, _, t) in zip(part.events, full.events, strict=True) if s != t]
+    assert len(halved) == 1 and halved[0] in (("e0", "e0"), ("e1", "e1"))
+    assert {s for a, b, s in part.events if (a, b) == halved[0]} == \
+        {round(UNALIGNED_SENTENCES * t, 3) for a, b, t in full.events if (a, b) == halved[0]}
+    assert full.score > part.score > 0
+    # the identity is aligned with itself: the self-score, the normaliser, is untouched
+    assert map_episodes(cue, cue).score == 1.0
+    assert self_score(cue) == map_episodes(cue, cue).raw
