@@ -47,6 +47,7 @@ class ConversationPlan:
     keep: dict[int, str] = field(default_factory=dict)  # position -> existing memory id
     drop: list[str] = field(default_factory=list)
     dropped_messages: int = 0  # of `drop`, messages (the rest: a document and propositions of an old index)
+    reused: dict[str, np.ndarray] | None = None  # `drop`'s vectors by content, once read (`plan_conversations`)
 
 
 def plan_conversation(ledger: Ledger, conversation: Conversation) -> ConversationPlan:
@@ -62,16 +63,26 @@ def plan_conversation(ledger: Ledger, conversation: Conversation) -> Conversatio
     return plan
 
 
-def new_message_texts(writer: Writer, conversations: Sequence[Conversation]) -> list[list[str]]:
+def plan_conversations(writer: Writer, conversations: Sequence[Conversation]) -> list[ConversationPlan]:
+    """Each conversation's plan, with the vectors of its dropped memories it can reuse (`reused`): read once and
+    handed to both `new_message_texts` and `write_conversations` (nothing of these files changes between)."""
+    ledger = Ledger(writer.store)
+    plans = []
+    for conversation in conversations:
+        plan = plan_conversation(ledger, conversation)
+        plan.reused = writer.reusable_vectors(plan.drop)
+        plans.append(plan)
+    return plans
+
+
+def new_message_texts(plans: Sequence[ConversationPlan]) -> list[list[str]]:
     """Per conversation, the texts `write_conversations` will embed, in its order: the messages the plan does
     not keep, each once, but for those reusing a dropped memory's vector (the same list as there, so the
     same model calls give each conversation the same vectors, bit for bit)."""
-    ledger = Ledger(writer.store)
     out = []
-    for conversation in conversations:
-        plan = plan_conversation(ledger, conversation)
-        reused = writer.reusable_vectors(plan.drop)
-        new = (fit_content(m.content)[0] for m in conversation.messages if m.position not in plan.keep)
+    for plan in plans:
+        reused = plan.reused or {}
+        new = (fit_content(m.content)[0] for m in plan.conversation.messages if m.position not in plan.keep)
         out.append([t for t in dict.fromkeys(new) if t not in reused])
     return out
 
@@ -79,16 +90,18 @@ def new_message_texts(writer: Writer, conversations: Sequence[Conversation]) -> 
 def write_conversations(
     writer: Writer, conversations: Sequence[Conversation], summary: IngestSummary, phases: dict[str, float],
     embedded: Future[list[dict[str, np.ndarray]]] | None = None,
+    plans: Sequence[ConversationPlan] | None = None,
 ) -> None:
     """Write each new or changed conversation (see the module docstring); counts go into `summary`.
     `embedded`: per conversation, its new messages' vectors by text, embedded on another thread
-    (`new_message_texts`) while the caller did other work; a text missing there is embedded here."""
+    (`new_message_texts`) while the caller did other work; a text missing there is embedded here. `plans`: the
+    conversations' plans as `plan_conversations` read them for that (else each is read here)."""
     ledger = Ledger(writer.store)
     ready: list[dict[str, np.ndarray]] | None = None
     speakers = resolve_speakers(writer, conversations)
     for index, conversation in enumerate(conversations):
         mark = time.perf_counter()
-        plan = plan_conversation(ledger, conversation)
+        plan = plans[index] if plans is not None else plan_conversation(ledger, conversation)
         new = [m for m in conversation.messages if m.position not in plan.keep]
         requests: list[RememberRequest] = []
         try:  # every message is validated like any write before anything of the file changes
@@ -105,7 +118,7 @@ def write_conversations(
             summary.skipped.append(Skipped(conversation.display, f"message {failed} cannot be stored ({exc})"))
             summary.conversations_skipped += 1
             continue
-        vectors = writer.reusable_vectors(plan.drop)
+        vectors = dict(plan.reused) if plan.reused is not None else writer.reusable_vectors(plan.drop)
         existing = set(writer.store.existing(plan.drop))
         if existing:
             writer.forget(sorted(existing), erase=False)

@@ -39,7 +39,12 @@ from engine.ingest import budget, salience
 from engine.ingest.analysis import DocumentExtractor, OfflineExtractor
 from engine.ingest.budget import TimeBudget
 from engine.ingest.conversation_writer import ORIGIN as CONVERSATION_ORIGIN
-from engine.ingest.conversation_writer import new_message_texts, write_conversations
+from engine.ingest.conversation_writer import (
+    ConversationPlan,
+    new_message_texts,
+    plan_conversations,
+    write_conversations,
+)
 from engine.ingest.conversations import Conversation
 from engine.ingest.dates import event_time
 from engine.ingest.documents import SourceDocument, discover, read_document
@@ -261,13 +266,14 @@ class _Run:
         size = INGEST_DOCUMENT_BATCH
         chunks = [fresh[start : start + size] for start in range(0, len(fresh), size)]
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-embed") as worker:
-            messages = self._embed_messages(conversations, worker) if chunks and conversations else None
+            plans = plan_conversations(self.writer, conversations) if chunks and conversations else None
+            messages = self._embed_messages(plans, worker) if plans else None
             if not chunks:
                 self._write_conversations(conversations, None)
             for i, chunk in enumerate(chunks):
                 analysed = self.timed("analysing", self._analyse_batch, chunk, known, vectors, worker)
                 if i == 0:
-                    self._write_conversations(conversations, messages)
+                    self._write_conversations(conversations, messages, plans)
                 if pending is not None:
                     written += self._commit(pending, vectors)
                 pending = analysed
@@ -277,11 +283,12 @@ class _Run:
         self.summary.llm_fallbacks = int(getattr(self.extractor, "fallbacks", 0))
         return written
 
-    def _embed_messages(self, conversations: Sequence[Conversation],
+    def _embed_messages(self, plans: Sequence[ConversationPlan],
                         worker: ThreadPoolExecutor) -> Future[list[dict[str, np.ndarray]]]:
-        """The conversations' new messages, sent to the worker to embed: one model call per conversation, as
-        `write_conversations` would make (the same vectors to the last bit), each conversation's by text."""
-        per_conversation = new_message_texts(self.writer, conversations)
+        """The conversations' new messages (by their plans, which `write_conversations` then follows too), sent to
+        the worker to embed: one model call per conversation, as `write_conversations` would make (the same
+        vectors to the last bit), each conversation's by text."""
+        per_conversation = new_message_texts(plans)
 
         def embed() -> list[dict[str, np.ndarray]]:
             return [dict(zip(texts, self.writer.embed(texts), strict=True)) if texts else {}
@@ -290,8 +297,9 @@ class _Run:
         return worker.submit(embed)
 
     def _write_conversations(self, conversations: Sequence[Conversation],
-                             embedded: Future[list[dict[str, np.ndarray]]] | None) -> None:
-        write_conversations(self.writer, conversations, self.summary, self.phases, embedded)
+                             embedded: Future[list[dict[str, np.ndarray]]] | None,
+                             plans: Sequence[ConversationPlan] | None = None) -> None:
+        write_conversations(self.writer, conversations, self.summary, self.phases, embedded, plans)
         self.tick("writing", len(conversations), len(conversations))
 
     def _analyse_batch(self, chunk: list[SourceDocument], known: dict[str, str], vectors: dict[str, np.ndarray],

@@ -469,3 +469,50 @@ def test_messages_embedded_while_documents_are_analysed_get_the_same_vectors(
     assert vectors[0].keys() == vectors[1].keys()
     for text, vector in vectors[0].items():
         assert np.array_equal(vector, vectors[1][text]), text
+
+
+def test_a_changed_chat_reindexed_beside_documents_is_planned_once_and_gets_the_same_vectors(
+    tmp_path: Path, embedder: SentenceTransformerEmbedder, nlp: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-indexing a changed chat with documents to analyse: each conversation's plan (the ledger's kept and
+    dropped messages, the dropped ones' reusable vectors) is read once, for the worker's embedding and the
+    writing alike, and the stored vectors are the bits of the same re-index with no document beside it."""
+    from engine.ingest import conversation_writer
+
+    before = {"a.json": _chat(("Sofia Lindqvist", "Dana Whitfield"), "2026-03-21", 13),
+              "b.json": _chat(("Peter Okafor", "Dana Whitfield"), "2026-03-22", 9)}
+    after = dict(before)
+    changed = json.loads(before["a.json"])
+    changed[4]["text"] = "the backup job was moved to another region (note 4)."  # messages 5.. are new
+    changed.append({"speaker": "Dana Whitfield", "text": "the job to CloudVault (note 1).",  # a reused text
+                    "time": "2026-03-21T09:00:00Z"})
+    after["a.json"] = json.dumps(changed)
+    plans: list[str] = []
+    plan = conversation_writer.plan_conversation
+
+    def counted(ledger: object, conversation: conversation_writer.Conversation) -> object:
+        plans.append(Path(conversation.display).name)
+        return plan(ledger, conversation)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conversation_writer, "plan_conversation", counted)
+    vectors = []
+    for mixed in (False, True):
+        folder = tmp_path / f"chats-{mixed}"
+        folder.mkdir()
+        with MemoryEngine(tmp_path / f"data-{mixed}", embedder=embedder, clock=ManualClock(START)) as eng:
+            for round_, chats in enumerate((before, after)):
+                for name, text in chats.items():
+                    (folder / name).write_text(text)
+                if mixed:
+                    (folder / "doc.md").write_text(SIGNED if round_ == 0 else CHANGE)  # a document to analyse
+                plans.clear()
+                summary = eng.ingest([folder])
+                assert summary.messages_added == (22 if round_ == 0 else 10)
+                if round_ == 1:
+                    assert sorted(plans) == ["a.json"], plans  # b.json is unchanged; a.json planned once
+            messages = eng.list_memories(kind=MemoryKind.EPISODE, limit=100)
+            stored = eng._store.embeddings([m.id for m in messages])
+            vectors.append({m.content: stored[m.id] for m in messages})
+    assert vectors[0].keys() == vectors[1].keys()
+    for text, vector in vectors[0].items():
+        assert np.array_equal(vector, vectors[1][text]), text
