@@ -204,7 +204,8 @@ def _links(inp: RecallInputs, ids: Sequence[str]) -> dict[str, Collection[str]]:
 class _Read(NamedTuple):
     """What `frame` reads of the pool: its ids (hits first, then their neighbours in id order) and the window's
     outside neighbours (after the pool: `size` rows are the pool's), each row's episode numbered in order of first
-    appearance (`no_episode`: the number of "no episode", or -1), the pool's entities (`named`: only when the
+    appearance (`no_episode`: the number of "no episode", or -1; from the candidate table only when the pairs are
+    asked for, as nothing else reads them), the pool's entities (`named`: only when the
     entity-named signal reads them, else none), the embeddings (when the cue
     was embedded), the same-episode neighbour pairs (`_same_episode_pairs`) and each row's rank by id."""
 
@@ -293,6 +294,11 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
     keys = table.keys_at(every)
     rank = np.empty(len(every), dtype=np.int64)
     rank[np.argsort(keys, kind="stable")] = np.arange(len(every))
+    near = (_NO_PAIRS, _NO_PAIRS)
+    if not pairs_too:  # no smoothing and no windows (a plain fusion): nothing reads the episodes
+        matrix = table.embeddings_at(every) if embed else None
+        entities = table.entities_at(pool_rows.tolist()) if named else []
+        return _Read(pool, size, _NO_PAIRS, -1, entities, matrix, near, rank)
     episodes = table.episode_codes_at(every)
     kinds, first, inverse = np.unique(episodes, return_index=True, return_inverse=True)
     number = np.empty(len(kinds), dtype=np.int64)
@@ -300,8 +306,7 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
     codes = number[inverse.reshape(-1)]
     no_episode = next((int(number[n]) for n, c in enumerate(kinds.tolist()) if table.episode_key(c) == NO_EPISODE),
                       -1)
-    near = (_NO_PAIRS, _NO_PAIRS)
-    if pairs_too and len(src):
+    if len(src):
         order = np.argsort(every, kind="stable")
         at = np.minimum(np.searchsorted(every, linked, sorter=order), len(every) - 1)
         position = order[at]
