@@ -167,3 +167,26 @@ def test_an_event_matched_across_sentences_that_do_not_correspond_counts_half() 
     # the identity is aligned with itself: the self-score, the normaliser, is untouched
     assert map_episodes(cue, cue).score == 1.0
     assert self_score(cue) == map_episodes(cue, cue).raw
+
+
+def test_a_structure_the_cue_lacks_costs_less_than_in_full() -> None:
+    """The normaliser is the larger self-match to the power 0.75 times the smaller to 0.25 (session 18): a candidate
+    whose telling yields relations the cue's does not (a told cause where the cue's telling left it implicit) is
+    charged for them, but not in full as under the larger self-match alone; between tellings of the same size
+    nothing changes, and an episode onto itself still scores 1."""
+    from engine.analogy.mapping import LARGER_SELF
+
+    lose = ("lose", "fail", False, -1)
+    succession = (("precedes", 0, 1), ("precedes", 1, 2))
+    cue = story(SKIP, FAIL, lose, relations=succession)
+    told = story(CUT, COLLAPSE, lose, relations=(("causes", 0, 1), ("causes", 1, 2)))
+    same_size = story(CUT, ("rain", "other", False, 0), lose, relations=succession)
+    s_cue, s_told = self_score(cue), self_score(told)
+    assert s_told > 2 * s_cue
+    m = map_episodes(cue, told)
+    assert LARGER_SELF < 1
+    assert abs(m.score - m.raw / (s_told ** LARGER_SELF * s_cue ** (1 - LARGER_SELF))) < 1e-9
+    assert m.score > m.raw / s_told * 1.2
+    other = map_episodes(cue, same_size)
+    assert self_score(same_size) == s_cue and abs(other.score - other.raw / s_cue) < 1e-9
+    assert map_episodes(told, told).score == 1.0
