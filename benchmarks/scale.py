@@ -227,7 +227,6 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     seeds = [i for i in ids[:: max(1, n // 500)] if i in linked] or ids[:1]
     ops = {k: v for k, v in read_ops(engine, model, args.top_k, seeds).items() if k in STRATEGIES}
     reads = time_reads(ops, cues, args.warmup, f"{n:,}")
-    lexical = _lexical_searches(engine)
     mix = write_mix(engine, corp, cues, args.mix_rounds, args.top_k) if args.mix_rounds else None
     engine.close()
     if not (args.keep_stores and args.work_dir):
@@ -263,17 +262,8 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         "rss_default_mib": round(rss_default - rss_before, 1),  # ready for the default recall
         "rss_default_kib_per_memory": round((rss_default - rss_before) * 1024 / n, 2),
         "write_mix": mix,
-        "lexical_searches": lexical,
         "load_average_1min": load.summary(load_mark),  # while this size was built, reopened and read
     }
-
-
-def _lexical_searches(engine: MemoryEngine) -> dict[str, Any] | None:
-    """How many of the reads' BM25 searches ran bounded (champion lists) and what share was certified exact."""
-    held = engine._indexes.lexical_postings()  # noqa: SLF001 - the benchmark reports the index's own counts
-    if held is None or not held.searches:
-        return None
-    return {"bounded": held.searches, "exact_share": round(1 - held.inexact / held.searches, 4)}
 
 
 MIX_BLOCK = 20  # rounds per block; quiet and write-heavy blocks alternate, so both see the same machine load

@@ -161,15 +161,10 @@ EPISODE_KEYS = ("conversation", "session", "document", "source")
 # length penalty.
 LEXICAL_BM25_K1 = 0.7
 LEXICAL_BM25_B = 0.0
-# With b = 0 a BM25 search over many postings reads each cue term's champion list, its best postings by
-# occurrences then memory id (engine/index/champions.py): the rarest terms whole while they fit in half the
-# budget, this many of every other term first (at least the search's limit), more while the answer cannot be
-# certified exact, up to this many postings in all (how often it is exact on a 1M store: docs/scaling.md).
-LEXICAL_CHAMPIONS = 1024
-LEXICAL_SEARCH_BUDGET = 32768
-# ... but a search whose cue terms hold at most this many postings in all scores every one of them: exact, and
-# cheaper than the champion lists' rounds at that size (about 1-2 ms on a 2-core machine).
-LEXICAL_EXHAUSTIVE_MAX = 262_144
+# A BM25 search scores every posting of every cue term, exactly; above this many postings in all a compiled
+# kernel does it (engine/index/bm25_kernel.py, numba: the same floats, a few ns a posting instead of numpy's
+# passes), below it numpy does (numba is slow to import: a small store's cold `hebbs recall` never loads it).
+LEXICAL_COMPILED_MIN_POSTINGS = 20_000
 # The candidate and lexical segments' memory maps get their page tables filled on a background thread when
 # opened (engine/index/maps.py): a recall's scattered reads then do not fault. Off with HEBBS_POPULATE_MAPS=0;
 # maps larger than this fraction of the machine's memory are never filled ahead.

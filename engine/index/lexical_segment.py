@@ -104,21 +104,16 @@ class TableArrays:
     counts: np.ndarray  # int32
     lengths: np.ndarray  # int32, by row number
 
-    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+    def span(self, term: str) -> tuple[int, int]:
+        """Where the term's postings are in `rows` and `counts` ((0, 0): it has none)."""
         n = self.terms.find(term.encode())
-        if n < 0:
-            return _NO_ROWS, _NO_ROWS
-        a, b = int(self.starts[n]), int(self.starts[n + 1])
-        return self.rows[a:b], self.counts[a:b]
+        return (0, 0) if n < 0 else (int(self.starts[n]), int(self.starts[n + 1]))
 
     @classmethod
     def of(cls, table: TablePostings, width: int) -> TableArrays:
         lengths = np.zeros(width, dtype=np.int32)
         lengths[table.numbered] = table.lengths
         return cls(Strings.of(table.terms), table.starts, table.rows, table.counts, lengths)
-
-
-_NO_ROWS = np.zeros(0, dtype=np.int32)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,16 +22,16 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from engine import config
-from engine.index.champions import Candidates, TermList, bounded_search, members_of
-from engine.index.lexical_segment import Document, LexicalSegment
+from engine.index.lexical_segment import Document, LexicalSegment, TableArrays
+from engine.index.sorted_rows import members_of
 from engine.store.interface import Storage
 from engine.store.lexical import TABLES, idf
 
@@ -43,10 +43,9 @@ MERGE_AT = 20_000
 MERGE_MIN = 1_000
 # The store meta key naming the store a segment was built from (a data dir's segment never serves another).
 STORE_KEY = "lexical_segment_key"
-# Terms whose impact order (engine/index/champions.py) is kept per table, most recently used first.
-ORDERS_KEPT = 512
 _NO_ROWS = np.zeros(0, dtype=np.int64)
 _NO_SCORES = np.zeros(0, dtype=np.float64)
+_NO_STALE = np.zeros(0, dtype=bool)
 
 
 class LexicalPostings:
@@ -61,10 +60,7 @@ class LexicalPostings:
         self._totals: dict[str, tuple[int, float]] = {}
         self._verify = False  # compare the live rows with the store's once caught up (a segment loaded from disk)
         self._rank: np.ndarray | None = None  # per segment: each row's memory id rank (`_ranks`)
-        self._orders: OrderedDict[tuple[int, str, str], np.ndarray] = OrderedDict()  # terms' impact orders
-        self._orders_lock = threading.Lock()  # (made by searches outside `_lock`)
-        self.searches = 0  # bounded searches so far, and of those the ones not certified exact
-        self.inexact = 0
+        self._scratch_of = threading.local()  # each searching thread's score array for the compiled kernel
         self._reset_changes()
 
     def _reset_changes(self) -> None:
@@ -148,8 +144,6 @@ class LexicalPostings:
     def _use(self, segment: LexicalSegment) -> None:
         self._segment, self._seq, self._verify = segment, segment.seq, False
         self._rank = None
-        with self._orders_lock:
-            self._orders.clear()
         self._reset_changes()
 
     def _saved(self, segment: LexicalSegment) -> LexicalSegment:
@@ -224,24 +218,70 @@ class LexicalPostings:
                 self._stale_held += 1
 
     # --- searching ----------------------------------------------------------------------------------------------------
-    def _postings(self, table: str, term: str, lengths: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(rows, occurrences, row lengths or None) of one term: the segment's live rows, then the changed ones."""
+    def search(self, table: str, words: Sequence[str], limit: int, k1: float, b: float) -> list[tuple[str, float]]:
+        """(memory id, BM25 score) of the best `limit` rows of `table` holding any of the words, best first
+        (ties: by memory id): `fulltext.bm25`'s answer, from the segment and the changes since. Every posting of
+        every cue term is scored, exactly: with numpy when they are few, by a compiled kernel above
+        `LEXICAL_COMPILED_MIN_POSTINGS` (engine/index/bm25_kernel.py; the same floats)."""
+        assert table in TABLES
+        terms = self._store.lexical_terms(words)
+        with self._lock:
+            self._catch_up()
+            rows_total, mean_length = self._totals.get(table) or self._totals.setdefault(
+                table, self._store.lexical_totals(table)
+            )
+            if not terms or rows_total == 0:
+                return []
+            segment = self._segment
+            assert segment is not None
+            lists = self._term_postings(table, sorted(terms), b != 0.0, rows_total)
+            if sum(t.end - t.start for t in lists) > config.LEXICAL_COMPILED_MIN_POSTINGS:
+                search = partial(_compiled, segment.tables[table], lists, limit, k1, b, mean_length, self._stale,
+                                 self._ranks(), self._scratch(segment.width))
+            else:
+                stale = self._stale if self._stale_held else _NO_STALE
+                search = partial(_score_every_posting, segment.tables[table], lists, stale, k1, b, mean_length)
+            self._stale_lent = True  # (`_hide` copies it before changing it)
+        found_rows, found_scores = search()  # outside the lock: the other table's search (and writes) need not wait
+        with self._lock:
+            keep = found_scores > 0
+            rows, scores = self._best(found_rows[keep], found_scores[keep], limit)
+            ids = self._memory_ids(rows)
+        keep = ids != b""
+        rows, scores, ids = rows[keep], scores[keep], ids[keep]
+        order = np.lexsort((ids, -scores))[:limit]  # bytes order: UTF-8 sorts as code points do
+        return [(ids[n].decode(), float(scores[n])) for n in order]
+
+    def _term_postings(self, table: str, terms: Sequence[str], lengths: bool, rows_total: int) -> list[TermPostings]:
+        """Each term's postings that count: its slice of the segment (stale rows masked when scored) and a copy
+        of the rows changed since that hold it (a search reads them outside the lock), weighed by its idf over
+        the live rows."""
         assert self._segment is not None
-        arrays = self._segment.tables[table]
-        rows, counts = arrays.postings(term)
-        if self._stale_held or self._ids:
-            keep = ~self._stale[rows]
-            rows, counts = rows[keep], counts[keep]
-        sizes = arrays.lengths[rows] if lengths else None
-        held: Mapping[int, int] | None = self._extra[table].get(term)
-        if held:
-            more = np.fromiter(held.keys(), dtype=np.int32, count=len(held))
-            rows = np.concatenate([rows, more])
-            counts = np.concatenate([counts, np.fromiter(held.values(), dtype=np.int32, count=len(held))])
-            if sizes is not None:
-                docs = self._docs[table]
-                sizes = np.concatenate([sizes, np.array([docs[r][0] for r in held], dtype=np.int32)])
-        return rows, counts, sizes
+        arrays, held, docs = self._segment.tables[table], self._extra[table], self._docs[table]
+        stale_rows = self._stale_rows() if self._stale_held else None
+        out = []
+        for term in terms:
+            start, end = arrays.span(term)
+            live = end - start
+            if stale_rows is not None and len(stale_rows) and live:
+                live -= int(np.count_nonzero(members_of(arrays.rows[start:end], stale_rows)))
+            changed = held.get(term) or {}
+            if live + len(changed) == 0:
+                continue
+            held_rows = np.fromiter(changed, dtype=np.int64, count=len(changed))
+            held_counts = np.fromiter(changed.values(), dtype=np.int32, count=len(changed))
+            held_lengths = np.array([docs[r][0] for r in changed], dtype=np.int32) if lengths else None
+            out.append(TermPostings(start, end, held_rows, held_counts, held_lengths,
+                                    idf(rows_total, live + len(changed))))
+        return out
+
+    def _scratch(self, width: int) -> np.ndarray:
+        """The calling thread's score array for the kernel (zeros, one per segment row; the kernel leaves it
+        zeroed): a recall's two searches run on two threads at once."""
+        acc: np.ndarray | None = getattr(self._scratch_of, "acc", None)
+        if acc is None or len(acc) != width:
+            acc = self._scratch_of.acc = np.zeros(width, dtype=np.float64)
+        return acc
 
     def _memory_ids(self, rows: np.ndarray) -> np.ndarray:
         """The memory id of each row number as UTF-8 bytes (b"" where a row has none): an `S` array."""
@@ -258,76 +298,6 @@ class LexicalPostings:
         for n in np.flatnonzero(changed).tolist():
             out[n] = self._ids.get(int(rows[n]), "").encode()
         return out.astype(bytes)
-
-    def search(self, table: str, words: Sequence[str], limit: int, k1: float, b: float) -> list[tuple[str, float]]:
-        """(memory id, BM25 score) of the best `limit` rows of `table` holding any of the words, best first
-        (ties: by memory id): `fulltext.bm25`'s answer, from the segment and the changes since. With b = 0 the
-        search whose terms hold more than `LEXICAL_EXHAUSTIVE_MAX` postings reads their champion lists instead
-        (engine/index/champions.py): exact whenever it can certify it, within `LEXICAL_SEARCH_BUDGET` postings
-        otherwise."""
-        assert table in TABLES
-        terms = self._store.lexical_terms(words)
-        with self._lock:
-            self._catch_up()
-            rows_total, mean_length = self._totals.get(table) or self._totals.setdefault(
-                table, self._store.lexical_totals(table)
-            )
-            if not terms or rows_total == 0:
-                return []
-            bounded = b == 0.0 and self._postings_of(table, terms) > config.LEXICAL_EXHAUSTIVE_MAX
-            if bounded:
-                search = self._bounded(table, sorted(terms), limit, k1, rows_total)
-            else:
-                search = self._exhaustive(table, sorted(terms), k1, b, rows_total, mean_length)
-        found = search()  # scored outside the lock: the other table's search (and writes) need not wait for it
-        with self._lock:
-            if bounded:
-                self.searches += 1
-                self.inexact += not found.exact
-            keep = found.scores > 0
-            rows, scores = self._best(found.rows[keep], found.scores[keep], limit)
-            ids = self._memory_ids(rows)
-        keep = ids != b""
-        rows, scores, ids = rows[keep], scores[keep], ids[keep]
-        order = np.lexsort((ids, -scores))[:limit]  # bytes order: UTF-8 sorts as code points do
-        return [(ids[n].decode(), float(scores[n])) for n in order]
-
-    def _postings_of(self, table: str, terms: Sequence[str]) -> int:
-        """How many postings the terms' lists hold (the segment's, stale ones included, and the changed rows')."""
-        assert self._segment is not None
-        arrays, held = self._segment.tables[table], self._extra[table]
-        return sum(len(arrays.postings(t)[0]) + len(held.get(t) or ()) for t in terms)
-
-    def _exhaustive(self, table: str, terms: Sequence[str], k1: float, b: float, rows_total: int,
-                    mean_length: float) -> Callable[[], Candidates]:
-        """Every posting of every term scored, ready to run without the lock (the lists are the segment's
-        immutable arrays, or copies where rows changed since)."""
-        lists = [p for t in terms if len((p := self._postings(table, t, b != 0.0))[0])]
-        return partial(_score_every_posting, lists, k1, b, rows_total, mean_length)
-
-    def _bounded(self, table: str, terms: Sequence[str], limit: int, k1: float,
-                 rows_total: int) -> Callable[[], Candidates]:
-        """The champion-list search (b = 0), ready to run without the lock: what it reads of the changes since
-        the segment is copied now (the stale rows are lent: `_hide` copies them before changing them)."""
-        assert self._segment is not None
-        arrays = self._segment.tables[table]
-        stale_rows = self._stale_rows()
-        first = max(config.LEXICAL_CHAMPIONS, limit)
-        budget = max(config.LEXICAL_SEARCH_BUDGET, first)
-        ranks = self._ranks()
-        lists = []
-        for term in terms:
-            rows, counts = arrays.postings(term)
-            held = self._extra[table].get(term) or {}
-            held_rows = np.fromiter(sorted(held), dtype=np.int64, count=len(held))
-            held_counts = np.array([held[r] for r in held_rows.tolist()], dtype=np.int32)
-            live = len(rows) - int(np.count_nonzero(members_of(rows, stale_rows)))
-            if live + len(held_rows) == 0:
-                continue
-            order = partial(self._impact_order, (self._segment.seq, table, term), rows, counts, budget, ranks)
-            lists.append(TermList(rows, counts, held_rows, held_counts, idf(rows_total, live + len(held_rows)), order))
-        self._stale_lent = True
-        return partial(bounded_search, lists, limit, k1, ranks, self._stale, first, budget)
 
     def _best(self, rows: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The best `limit` of (rows, scores) and every row tied with the last of them that can still be among
@@ -369,39 +339,69 @@ class LexicalPostings:
             self._stale_sorted = np.flatnonzero(self._stale)
         return self._stale_sorted
 
-    def _impact_order(self, key: tuple[int, str, str], rows: np.ndarray, counts: np.ndarray, budget: int,
-                      ranks_of: np.ndarray) -> np.ndarray:
-        """Positions of a term's segment postings by impact (occurrences descending, then memory id), the first
-        `budget` of them; kept for the most recently used terms. `key`: (segment, table, term)."""
-        with self._orders_lock:
-            order = self._orders.get(key)
-            if order is not None and len(order) >= min(budget, len(rows)):
-                self._orders.move_to_end(key)
-                return order
-        top = int(counts.max(initial=0))
-        keys = ((top - counts.astype(np.int64)) << 40) | np.minimum(ranks_of[rows], (1 << 40) - 1)
-        n = min(len(keys), budget)
-        first = np.argpartition(keys, n - 1)[:n] if n < len(keys) else np.arange(len(keys))
-        order = first[np.argsort(keys[first], kind="stable")]
-        with self._orders_lock:
-            self._orders[key] = order
-            while len(self._orders) > ORDERS_KEPT:
-                self._orders.popitem(last=False)
-        return order
+
+@dataclass(frozen=True, slots=True)
+class TermPostings:
+    """One cue term's postings in one table: its slice of the segment's arrays (stale rows included: masked
+    when scored), the rows changed since that hold it (their occurrences, and lengths when b != 0), its idf."""
+
+    start: int
+    end: int
+    held_rows: np.ndarray
+    held_counts: np.ndarray
+    held_lengths: np.ndarray | None
+    weight: float
 
 
-def _score_every_posting(lists: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None]], k1: float, b: float,
-                         rows_total: int, mean_length: float) -> Candidates:
-    """(rows, scores) of every row holding a term, exact: one score array as wide as the highest row."""
-    if not lists:
-        return Candidates(_NO_ROWS, _NO_SCORES, True)
-    width = 1 + max(int(p[0].max()) for p in lists)
+def _compiled(arrays: TableArrays, lists: Sequence[TermPostings], limit: int, k1: float, b: float, mean_length: float,
+              stale: np.ndarray, rank: np.ndarray, scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The segment's best `limit` rows by (score, id) from the compiled kernel, and every changed row's score
+    from numpy (few): together a superset of the answer that `LexicalPostings._best` cuts."""
+    from engine.index import bm25_kernel  # imported on a large store's first search: numba is slow to import
+
+    rows, scores = bm25_kernel.best_rows(
+        arrays.rows, arrays.counts, arrays.lengths,
+        np.array([t.start for t in lists], dtype=np.int64), np.array([t.end for t in lists], dtype=np.int64),
+        np.array([t.weight for t in lists], dtype=np.float64), k1, b, mean_length, stale, rank, limit, scratch,
+    )
+    held = [(t.held_rows, t.held_counts, t.held_lengths, t.weight) for t in lists if len(t.held_rows)]
+    if not held:
+        return rows, scores
+    more_rows, more_scores = _scores_of(held, k1, b, mean_length)
+    return np.concatenate([rows, more_rows]), np.concatenate([scores, more_scores])
+
+
+def _score_every_posting(arrays: TableArrays, lists: Sequence[TermPostings], stale: np.ndarray, k1: float, b: float,
+                         mean_length: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scores) of every row holding a term, exact, with numpy: the segment's live postings and the changed
+    rows, term by term."""
+    parts = []
+    for t in lists:
+        rows, counts = arrays.rows[t.start : t.end], arrays.counts[t.start : t.end]
+        if len(stale) and len(rows):
+            keep = ~stale[rows]
+            rows, counts = rows[keep], counts[keep]
+        sizes = arrays.lengths[rows] if b != 0.0 else None
+        if len(t.held_rows):
+            rows = np.concatenate([rows, t.held_rows])
+            counts = np.concatenate([counts, t.held_counts])
+            if sizes is not None and t.held_lengths is not None:
+                sizes = np.concatenate([sizes, t.held_lengths])
+        parts.append((rows, counts, sizes, t.weight))
+    return _scores_of(parts, k1, b, mean_length)
+
+
+def _scores_of(lists: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None, float]], k1: float, b: float,
+               mean_length: float) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, scores) of every row in the lists of (rows, occurrences, lengths or None, idf): one score array
+    as wide as the highest row, added to term by term (the order every path adds in)."""
+    if not lists or not any(len(p[0]) for p in lists):
+        return _NO_ROWS, _NO_SCORES
+    width = 1 + max(int(p[0].max()) for p in lists if len(p[0]))
     scores = np.zeros(width, dtype=np.float64)
-    for rows, counts, sizes in lists:
-        weight = idf(rows_total, len(rows))
+    for rows, counts, sizes, weight in lists:
         tf = counts.astype(np.float64)
-        norm: np.ndarray | float = k1 if sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
+        norm: np.ndarray | float = k1 if b == 0.0 or sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
         scores[rows] += weight * tf * (k1 + 1.0) / (tf + norm)
     matched = np.flatnonzero(scores)
-    return Candidates(matched, scores[matched], True)
-
+    return matched, scores[matched]

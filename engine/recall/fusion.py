@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.blas import one_thread
-from engine.index.champions import members_of
+from engine.index.sorted_rows import members_of
 from engine.models import Strategy, StrategyDetail
 from engine.recall.calibration import from_z, standardised
 from engine.recall.lexical_query import terms
