@@ -393,15 +393,21 @@ def _score_every_posting(arrays: TableArrays, lists: Sequence[TermPostings], sta
 
 def _scores_of(lists: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray | None, float]], k1: float, b: float,
                mean_length: float) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, scores) of every row in the lists of (rows, occurrences, lengths or None, idf): one score array
-    as wide as the highest row, added to term by term (the order every path adds in)."""
-    if not lists or not any(len(p[0]) for p in lists):
+    """(rows, scores) of every row in the lists of (rows, occurrences, lengths or None, idf), rows ascending, each
+    row's score added to term by term (the order every path adds in): in a score array as wide as the highest
+    row, or, when the rows are few and far apart (the changed rows beside a large segment), one per row."""
+    parts = [p[0] for p in lists if len(p[0])]
+    if not parts:
         return _NO_ROWS, _NO_SCORES
-    width = 1 + max(int(p[0].max()) for p in lists if len(p[0]))
-    scores = np.zeros(width, dtype=np.float64)
+    total = sum(len(rows) for rows in parts)
+    width = 1 + max(int(rows.max()) for rows in parts)
+    found = None if width <= 8 * total else np.unique(np.concatenate(parts))
+    scores = np.zeros(width if found is None else len(found), dtype=np.float64)
     for rows, counts, sizes, weight in lists:
         tf = counts.astype(np.float64)
         norm: np.ndarray | float = k1 if b == 0.0 or sizes is None else k1 * (1.0 - b + b * sizes / mean_length)
-        scores[rows] += weight * tf * (k1 + 1.0) / (tf + norm)
+        scores[rows if found is None else np.searchsorted(found, rows)] += weight * tf * (k1 + 1.0) / (tf + norm)
+    if found is not None:
+        return found, scores
     matched = np.flatnonzero(scores)
     return matched, scores[matched]

@@ -158,3 +158,25 @@ def test_two_threads_search_at_once(engine: MemoryEngine, monkeypatch: pytest.Mo
     for t in threads:
         t.join()
     assert not wrong
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spread=st.sampled_from([10, 1_000, 1_000_000]), b=st.sampled_from([0.0, 0.75]))
+def test_changed_rows_scored_alike_near_and_far_apart(seed: int, spread: int, b: float) -> None:
+    """The changed rows' scores (`_scores_of`): one score per row when they are few and far apart (a large
+    segment's changes), a dense array otherwise; the same rows and floats either way."""
+    rng = np.random.default_rng(seed)
+    lists = []
+    for _ in range(int(rng.integers(1, 5))):
+        rows = np.sort(rng.choice(spread, size=int(rng.integers(0, min(spread, 40) + 1)), replace=False))
+        counts = rng.integers(1, 4, size=len(rows)).astype(np.int32)
+        lengths = rng.integers(1, 30, size=len(rows)).astype(np.int32) if b else None
+        lists.append((rows.astype(np.int64), counts, lengths, float(rng.uniform(0.1, 5.0))))
+    dense = np.zeros(spread, dtype=np.float64)
+    for rows, counts, lengths, weight in lists:
+        tf = counts.astype(np.float64)
+        norm = K1 if lengths is None else K1 * (1.0 - b + b * lengths / 9.5)
+        dense[rows] += weight * tf * (K1 + 1.0) / (tf + norm)
+    rows, scores = postings._scores_of(lists, K1, b, 9.5)  # noqa: SLF001 - the helper under test
+    assert rows.tolist() == np.flatnonzero(dense).tolist()
+    assert scores.tobytes() == dense[rows].tobytes()
