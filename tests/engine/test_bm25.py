@@ -82,16 +82,19 @@ def test_cue_words_become_the_index_terms_and_the_totals_come_from_fts5(cur: sql
     assert fulltext.bm25(cur, "memory_text", [], 10, 0.7, 0.0) == []
 
 
-def test_stems_are_remembered_per_cue_and_handed_out_as_copies(cur: sqlite3.Cursor) -> None:
+def test_stems_are_remembered_per_word_and_handed_out_as_copies(cur: sqlite3.Cursor) -> None:
     first = fulltext.stems(cur, ["Walking", "parks"])
     first.append("mutated")
     statements: list[str] = []
     cur.connection.set_trace_callback(statements.append)
     try:
         assert fulltext.stems(cur, ["Walking", "parks"]) == ["walk", "park"]
+        assert not any("cue_terms (rowid" in s for s in statements)  # the second call did not tokenize again
+        assert fulltext.stems(cur, ["parks", "Benches", "walking"]) == ["park", "bench", "walk"]
     finally:
         cur.connection.set_trace_callback(None)
-    assert not any("cue_terms (rowid" in s for s in statements)  # the second call did not tokenize again
+    inserted = [s for s in statements if "cue_terms (rowid" in s]
+    assert len(inserted) == 2 and all("park" not in s for s in inserted)  # only the two new words tokenized
 
 
 def test_varints_read_as_sqlite_writes_them() -> None:

@@ -237,8 +237,8 @@ def prepare(conn: sqlite3.Connection) -> None:
     conn.create_function("fts_size", 1, _first_varint, deterministic=True)
 
 
-_STEMS: dict[tuple[str, ...], list[str]] = {}  # cue words -> index terms (one tokenizer for every store)
-_STEMS_KEPT = 4096
+_STEMS: dict[str, tuple[str, ...]] = {}  # cue word -> its index terms (one tokenizer for every store)
+_STEMS_KEPT = 65_536
 
 
 def _views(cur: sqlite3.Cursor) -> None:
@@ -254,20 +254,21 @@ def _views(cur: sqlite3.Cursor) -> None:
 
 def stems(cur: sqlite3.Cursor, words: Sequence[str]) -> list[str]:
     """The index terms of the given words (Porter stems, as the tables' own tokenizer makes them), in order,
-    without repeats. Computed by SQLite's tokenizer itself, so a cue and the index can never disagree."""
-    _views(cur)
-    key = tuple(words)
-    if key in _STEMS:  # every table and store tokenizes alike (`porter unicode61`): a recall stems once
-        return list(_STEMS[key])
-    cur.execute("DELETE FROM temp.cue_terms")
-    cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(words, start=1)))
-    rows = list(cur.execute("SELECT doc, offset, term FROM temp.cue_terms_instance ORDER BY doc, offset"))
-    cur.execute("DELETE FROM temp.cue_terms")
-    found = list(dict.fromkeys(r[2] for r in rows))
-    if len(_STEMS) >= _STEMS_KEPT:
-        _STEMS.clear()
-    _STEMS[key] = found
-    return list(found)
+    without repeats. Computed by SQLite's tokenizer itself, so a cue and the index can never disagree; each word
+    once (cues share most of their words, and the round trip cost about a millisecond a cue)."""
+    missing = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    if missing:
+        _views(cur)
+        cur.execute("DELETE FROM temp.cue_terms")
+        cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(missing, start=1)))
+        found: dict[int, list[str]] = {}
+        for doc, term in cur.execute("SELECT doc, term FROM temp.cue_terms_instance ORDER BY doc, offset"):
+            found.setdefault(doc, []).append(term)
+        cur.execute("DELETE FROM temp.cue_terms")
+        if len(_STEMS) + len(missing) > _STEMS_KEPT:
+            _STEMS.clear()
+        _STEMS.update({word: tuple(found.get(n, ())) for n, word in enumerate(missing, start=1)})
+    return list(dict.fromkeys(term for word in words for term in _STEMS[word]))
 
 
 def totals(cur: sqlite3.Cursor, table: str) -> tuple[int, float]:
@@ -289,6 +290,7 @@ def bm25(
     length / mean length)). Term counts per row come from an fts5vocab view, document frequencies and the
     row count from FTS5's own records, so the scores follow every write and forget of the table."""
     assert table in TABLES
+    _views(cur)
     terms = stems(cur, words)
     rows, mean_length = totals(cur, table)
     if not terms or rows == 0:
