@@ -208,9 +208,15 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         log(f"size {n:,}: reusing the store built {built['built_at']} (--reuse-stores)")
         engine = MemoryEngine(data_dir, embedder=model, extractor=TableExtractor(table))
         redone = engine.reextract_structures()  # another extractor version's structures: from the table, not spaCy
+        # What an earlier run's write mix left pending (its fresh memories' structures and contradiction checks)
+        # is done now, not by the idle worker during the timed reads.
+        left = engine.catch_up_structures()
+        engine.catch_up_contradictions()
         engine.close()
         if redone:
             log(f"size {n:,}: {redone:,} structures of another extractor version re-extracted from the table")
+        if left:
+            log(f"size {n:,}: {left:,} structures an earlier run's writes left pending extracted before the reads")
     else:
         built, ids = build_store(n, corp, base_of, table, args, data_dir, model)
         if args.keep_stores and args.work_dir:
