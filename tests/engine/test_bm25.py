@@ -97,6 +97,16 @@ def test_stems_are_remembered_per_word_and_handed_out_as_copies(cur: sqlite3.Cur
     assert len(inserted) == 2 and all("park" not in s for s in inserted)  # only the two new words tokenized
 
 
+def test_the_scratch_tables_live_in_memory_not_in_a_temp_file(cur: sqlite3.Cursor) -> None:
+    """Every recall writes the cue's words (and its marked results) into scratch tables: an in-memory database,
+    so they never cost a temp file's writes nor leave memory text outside the data dir."""
+    assert fulltext.stems(cur, ["gardening"]) == ["garden"]
+    files = {name: file for _, name, file in cur.execute("PRAGMA database_list")}
+    assert files["scratch"] == ""  # in memory
+    assert cur.execute("SELECT count(*) FROM scratch.sqlite_master WHERE name = 'cue_terms'").fetchone()[0] == 1
+    assert cur.execute("SELECT count(*) FROM temp.sqlite_master WHERE name = 'cue_terms'").fetchone()[0] == 0
+
+
 def test_varints_read_as_sqlite_writes_them() -> None:
     assert fulltext._varints(bytes([0x05, 0x81, 0x00, 0xFF, 0x7F])) == [5, 128, 16383]
 

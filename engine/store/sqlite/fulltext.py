@@ -232,9 +232,12 @@ def _first_varint(blob: bytes | None) -> int:
 
 def prepare(conn: sqlite3.Connection) -> None:
     """What BM25 scoring needs on a connection: the `fts_size` SQL function (a document's length from
-    FTS5's size record). The vocabulary views are created on first use (`_views`), in the temp schema, so
-    read-only stores work too."""
+    FTS5's size record) and `scratch`, an in-memory database for the tokenizer's scratch tables (cue words,
+    the marked results: written on every recall, so never to a temp file on disk, which cost half a
+    millisecond a recall and would hold memory text outside the data dir). The vocabulary views are created on
+    first use (`_views`), in the temp schema, so read-only stores work too."""
     conn.create_function("fts_size", 1, _first_varint, deterministic=True)
+    conn.execute("ATTACH DATABASE ':memory:' AS scratch")
 
 
 _STEMS: dict[str, tuple[str, ...]] = {}  # cue word -> its index terms (one tokenizer for every store)
@@ -245,8 +248,8 @@ def _views(cur: sqlite3.Cursor) -> None:
     """Temp-schema fts5vocab views over each table (terms per document, documents per term) and a scratch
     table with the same tokenizer that turns cue words into the index's stemmed terms."""
     create = "CREATE VIRTUAL TABLE IF NOT EXISTS temp"
-    cur.execute(f"{create}.cue_terms USING fts5(body, tokenize='porter unicode61')")
-    cur.execute(f"{create}.cue_terms_instance USING fts5vocab(temp, cue_terms, instance)")
+    cur.execute("CREATE VIRTUAL TABLE IF NOT EXISTS scratch.cue_terms USING fts5(body, tokenize='porter unicode61')")
+    cur.execute(f"{create}.cue_terms_instance USING fts5vocab(scratch, cue_terms, instance)")
     for table in TABLES:
         cur.execute(f"{create}.{table}_instance USING fts5vocab(main, {table}, instance)")
         cur.execute(f"{create}.{table}_row USING fts5vocab(main, {table}, row)")
@@ -259,12 +262,12 @@ def stems(cur: sqlite3.Cursor, words: Sequence[str]) -> list[str]:
     missing = [w for w in dict.fromkeys(words) if w not in _STEMS]
     if missing:
         _views(cur)
-        cur.execute("DELETE FROM temp.cue_terms")
-        cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(missing, start=1)))
+        cur.execute("DELETE FROM scratch.cue_terms")
+        cur.executemany("INSERT INTO scratch.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(missing, start=1)))
         found: dict[int, list[str]] = {}
         for doc, term in cur.execute("SELECT doc, term FROM temp.cue_terms_instance ORDER BY doc, offset"):
             found.setdefault(doc, []).append(term)
-        cur.execute("DELETE FROM temp.cue_terms")
+        cur.execute("DELETE FROM scratch.cue_terms")
         if len(_STEMS) + len(missing) > _STEMS_KEPT:
             _STEMS.clear()
         _STEMS.update({word: tuple(found.get(n, ())) for n, word in enumerate(missing, start=1)})
@@ -338,12 +341,13 @@ def documents(cur: sqlite3.Cursor, table: str, ids: Sequence[str]) -> dict[str, 
     # segment per row (ten times slower for a batch of thousands).
     cur.execute("SAVEPOINT tokenize")
     try:
-        cur.execute("DELETE FROM temp.cue_terms")
-        cur.executemany("INSERT INTO temp.cue_terms (rowid, body) VALUES (?, ?)", bodies)
-        for row, term, n in cur.execute("SELECT doc, term, count(*) FROM temp.cue_terms_instance GROUP BY doc, term"):
+        cur.execute("DELETE FROM scratch.cue_terms")
+        cur.executemany("INSERT INTO scratch.cue_terms (rowid, body) VALUES (?, ?)", bodies)
+        vocabulary = "SELECT doc, term, count(*) FROM temp.cue_terms_instance GROUP BY doc, term"
+        for row, term, n in cur.execute(vocabulary):
             counts.setdefault(row, {})[term] = n
     finally:
-        cur.execute("DELETE FROM temp.cue_terms")
+        cur.execute("DELETE FROM scratch.cue_terms")
         cur.execute("RELEASE tokenize")
     return {by_row[r]: (r, sizes.get(r, 0), counts.get(r, {})) for r, _ in bodies}
 
@@ -379,15 +383,16 @@ def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]
     texts = _texts(cur, list(dict.fromkeys(ids)))
     if not texts:
         return {}
-    cur.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.marks_text USING fts5(body, tokenize='porter unicode61')")
+    cur.execute("CREATE VIRTUAL TABLE IF NOT EXISTS scratch.marks_text USING fts5(body, tokenize='porter unicode61')")
     by_row = dict(enumerate(texts, start=1))
-    cur.execute("DELETE FROM temp.marks_text")
+    cur.execute("DELETE FROM scratch.marks_text")
     try:
-        cur.executemany("INSERT INTO temp.marks_text (rowid, body) VALUES (?, ?)",
+        cur.executemany("INSERT INTO scratch.marks_text (rowid, body) VALUES (?, ?)",
                         [(n, texts[i][0]) for n, i in by_row.items()])
         rows = cur.execute(
-            "SELECT rowid, highlight(marks_text, 0, '[', ']') FROM temp.marks_text WHERE marks_text MATCH ?", (match,)
+            "SELECT rowid, highlight(marks_text, 0, '[', ']') FROM scratch.marks_text WHERE marks_text MATCH ?",
+            (match,),
         ).fetchall()
     finally:
-        cur.execute("DELETE FROM temp.marks_text")
+        cur.execute("DELETE FROM scratch.marks_text")
     return {by_row[r[0]]: r[1] for r in rows}
