@@ -259,19 +259,22 @@ def stems(cur: sqlite3.Cursor, words: Sequence[str]) -> list[str]:
     """The index terms of the given words (Porter stems, as the tables' own tokenizer makes them), in order,
     without repeats. Computed by SQLite's tokenizer itself, so a cue and the index can never disagree; each word
     once (cues share most of their words, and the round trip cost about a millisecond a cue)."""
-    missing = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    known = {w: _STEMS.get(w) for w in dict.fromkeys(words)}  # (read once: another store's thread may clear it)
+    missing = [w for w, found in known.items() if found is None]
     if missing:
         _views(cur)
         cur.execute("DELETE FROM scratch.cue_terms")
         cur.executemany("INSERT INTO scratch.cue_terms (rowid, body) VALUES (?, ?)", list(enumerate(missing, start=1)))
-        found: dict[int, list[str]] = {}
+        terms: dict[int, list[str]] = {}
         for doc, term in cur.execute("SELECT doc, term FROM temp.cue_terms_instance ORDER BY doc, offset"):
-            found.setdefault(doc, []).append(term)
+            terms.setdefault(doc, []).append(term)
         cur.execute("DELETE FROM scratch.cue_terms")
-        if len(_STEMS) + len(missing) > _STEMS_KEPT:
+        made = {word: tuple(terms.get(n, ())) for n, word in enumerate(missing, start=1)}
+        if len(_STEMS) + len(made) > _STEMS_KEPT:
             _STEMS.clear()
-        _STEMS.update({word: tuple(found.get(n, ())) for n, word in enumerate(missing, start=1)})
-    return list(dict.fromkeys(term for word in words for term in _STEMS[word]))
+        _STEMS.update(made)
+        known.update(made)
+    return list(dict.fromkeys(term for word in words for term in known[word] or ()))
 
 
 def totals(cur: sqlite3.Cursor, table: str) -> tuple[int, float]:
