@@ -24,8 +24,9 @@ import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -235,7 +236,7 @@ class LexicalPostings:
             segment = self._segment
             assert segment is not None
             lists = self._term_postings(table, sorted(terms), b != 0.0, rows_total)
-            if sum(t.end - t.start for t in lists) > config.LEXICAL_COMPILED_MIN_POSTINGS:
+            if sum(t.end - t.start for t in lists) > config.LEXICAL_COMPILED_MIN_POSTINGS and _kernel() is not None:
                 search = partial(_compiled, segment.tables[table], lists, limit, k1, b, mean_length, self._stale,
                                  self._ranks(), self._scratch(segment.width))
             else:
@@ -353,13 +354,25 @@ class TermPostings:
     weight: float
 
 
+@cache
+def _kernel() -> ModuleType | None:
+    """The compiled kernel's module, imported on a large store's first search (numba is slow to import), or None
+    where numba cannot be imported: every search then scores with numpy (exact, slower)."""
+    try:
+        from engine.index import bm25_kernel
+    except ImportError as exc:
+        log.warning("numba is not usable (%s): large lexical searches score with numpy", exc)
+        return None
+    return bm25_kernel
+
+
 def _compiled(arrays: TableArrays, lists: Sequence[TermPostings], limit: int, k1: float, b: float, mean_length: float,
               stale: np.ndarray, rank: np.ndarray, scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The segment's best `limit` rows by (score, id) from the compiled kernel, and every changed row's score
     from numpy (few): together a superset of the answer that `LexicalPostings._best` cuts."""
-    from engine.index import bm25_kernel  # imported on a large store's first search: numba is slow to import
-
-    rows, scores = bm25_kernel.best_rows(
+    kernel = _kernel()
+    assert kernel is not None
+    rows, scores = kernel.best_rows(
         arrays.rows, arrays.counts, arrays.lengths,
         np.array([t.start for t in lists], dtype=np.int64), np.array([t.end for t in lists], dtype=np.int64),
         np.array([t.weight for t in lists], dtype=np.float64), k1, b, mean_length, stale, rank, limit, scratch,

@@ -6,6 +6,7 @@ forgotten memories), and from two threads at once."""
 from __future__ import annotations
 
 import random
+import sys
 import threading
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import MemoryEngine, config
+from engine import index as engine_index
 from engine.index import bm25_kernel, postings
 from engine.index.postings import LexicalPostings
 from engine.store.lexical import TABLES
@@ -180,3 +182,23 @@ def test_changed_rows_scored_alike_near_and_far_apart(seed: int, spread: int, b:
     rows, scores = postings._scores_of(lists, K1, b, 9.5)  # noqa: SLF001 - the helper under test
     assert rows.tolist() == np.flatnonzero(dense).tolist()
     assert scores.tobytes() == dense[rows].tobytes()
+
+
+def test_without_numba_large_searches_score_with_numpy(engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    """Where numba cannot be imported, a search past the threshold still answers, exactly, from numpy."""
+    rng = random.Random(3)
+    engine.remember_many(_texts(rng, 200))
+    held = _held(engine)
+    cues = [rng.sample(VOCABULARY, rng.randint(1, 4)) for _ in range(10)]
+    with_kernel = [_search(held, "memory_text", words, 10, 0.0, True, monkeypatch) for words in cues]
+    postings._kernel.cache_clear()  # noqa: SLF001
+    monkeypatch.setitem(sys.modules, "engine.index.bm25_kernel", None)  # importing it raises ImportError
+    monkeypatch.delattr(engine_index, "bm25_kernel")
+    try:
+        without = [_search(held, "memory_text", words, 10, 0.0, True, monkeypatch) for words in cues]
+        assert postings._kernel() is None  # noqa: SLF001
+    finally:
+        postings._kernel.cache_clear()  # noqa: SLF001
+    assert without == with_kernel
+    assert "numba is not usable" in caplog.text
