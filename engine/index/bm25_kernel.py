@@ -76,6 +76,8 @@ def _best_rows(rows, counts, lengths, starts, ends, weights, k1, b, mean_length,
                     best[at], scores[at] = best[up], scores[up]
                     at = up
                 best[at], scores[at] = row, score
+            # `_before` written out: its arguments would read both ranks (scattered reads) for every row, and
+            # almost every row loses on the score alone
             elif score > scores[0] or (score == scores[0] and rank[row] < rank[best[0]]):
                 at = 0
                 while True:  # sift down past worse children
