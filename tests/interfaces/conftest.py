@@ -71,6 +71,11 @@ class Served:
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.rest, headers=self.headers(), timeout=60)
 
+    def warnings(self) -> list[str]:
+        """The server log's warnings and errors so far (for a failing assertion's message)."""
+        lines = self.log.read_text(errors="replace").splitlines()
+        return [line for line in lines if "WARNING" in line or "ERROR" in line or "Traceback" in line][-20:]
+
 
 @pytest.fixture(scope="session")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:

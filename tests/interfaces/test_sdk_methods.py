@@ -146,9 +146,12 @@ def test_reflect_and_insights(served: Served) -> None:
             every = await client.insights(max_results=1000)
             confidence = [m.context.get("insight", {}).get("confidence", m.importance) for m in every]
             assert confidence == sorted(confidence, reverse=True) and top[0].id == every[0].id
-            found = await client.recall("brake pads, oil change and tyre inspection", strategies=["similarity"],
-                                        top_k=10)
-            assert any(r.memory.kind == MemoryKind.INSIGHT for r in found.results)  # insights are memories
+            # Insights are memories: recalled like any other. (The session's server holds other tests' memories,
+            # car topics among them, so the cue is the insight's own wording: it must be its own nearest.)
+            (car,) = await client.insights(entity_id="sdk-reflect-car", max_results=1)
+            found = await client.recall(car.content, strategies=["similarity"], top_k=10)
+            seen = [(r.memory.kind.name, round(r.score, 3), r.memory.content[:60]) for r in found.results]
+            assert car.id in [r.memory.id for r in found.results], (seen, served.warnings())
             with pytest.raises(HebbsInvalidArgumentError, match="max_results"):
                 await client.insights(max_results=0)
 

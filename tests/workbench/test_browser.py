@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Dialog, Page, Request, Response, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from engine import MemoryEngine
 from engine.embedding import Embedder
@@ -44,6 +45,7 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 START_TIMEOUT = 120  # seconds for the server to answer its health check
 RUN_TIMEOUT_MS = 120_000  # a page run may load the embedding model
+DOWNLOAD_ATTEMPT_MS = 30_000  # a table's CSV download, made on the click (a small frame): one attempt
 # Opened at a sub-page URL, Streamlit's own front end first asks `/<page>/_stcore/health` and `host-config`
 # whether the app is served under that path; the server answers 404 on purpose and the front end falls
 # back to `/` (streamlit/streamlit#7074). Those two probes are expected; any other failed response is not.
@@ -532,9 +534,21 @@ def table_rows(page: Page, key: str) -> tuple[list[str], list[list[str]]]:
 
 def column(page: Page, key: str, name: str) -> list[str]:
     """One column of a result table, every row, read from its CSV download (the grid draws on a canvas and
-    its accessible copy holds only the cells in view)."""
-    with page.expect_download(timeout=RUN_TIMEOUT_MS) as download:
-        page.locator(f".st-key-{key}_dl_csv button").click()
+    its accessible copy holds only the cells in view).
+
+    A click whose download never starts is clicked again, as a user would (once in CI, on a loaded machine,
+    Streamlit's deferred download answered a click after two reruns with nothing for 120 s); a table that
+    never downloads still fails after RUN_TIMEOUT_MS."""
+    button = page.locator(f".st-key-{key}_dl_csv button")
+    for _ in range(RUN_TIMEOUT_MS // DOWNLOAD_ATTEMPT_MS):
+        try:
+            with page.expect_download(timeout=DOWNLOAD_ATTEMPT_MS) as download:
+                button.click()
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        pytest.fail(f"the {key} table's CSV download never started")
     with open(download.value.path(), newline="") as handle:
         return [row[name] for row in csv.DictReader(handle)]
 
