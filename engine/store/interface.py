@@ -109,7 +109,10 @@ class MemoryStorage(Protocol):
         crash before that is finished on the next open."""
         ...
 
-    def record_access(self, ids: Sequence[str], when: datetime) -> None: ...
+    def record_access(self, ids: Sequence[str], when: datetime) -> None:
+        """access_count + 1 and last_accessed_at = `when` for each id (a recall's results). Committed without
+        waiting for a flush of its own: a power cut may lose the last counts, a crash of the process never."""
+        ...
 
     def set_importances(self, values: Sequence[tuple[str, float]]) -> None:
         """Set importance per memory id, in one transaction."""

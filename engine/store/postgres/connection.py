@@ -248,13 +248,20 @@ class PostgresConnection:
         self._listener.start()
 
     @contextmanager
-    def transaction(self, *, counted: bool = True) -> Iterator[Any]:
+    def transaction(self, *, counted: bool = True, durable: bool = True) -> Iterator[Any]:
         """One write transaction. `counted`: it may change what recall reads, so it takes the writers' lock
-        and moves every replica's `version`; `counted=False` (access counts, sync marks) does neither."""
+        and moves every replica's `version`; `counted=False` (access counts, sync marks) does neither.
+        `durable=False`: the commit does not wait for the server's WAL flush (`synchronous_commit = off` for
+        this transaction; a server crash can lose the last fraction of a second of them, never corrupt
+        anything): only for bookkeeping whose loss costs nothing, a recall's access counts."""
         if not counted:
             with self._pool.connection() as conn, conn.transaction():
-                yield conn.cursor()
+                cur = conn.cursor()
+                if not durable:
+                    cur.execute("SET LOCAL synchronous_commit = off")
+                yield cur
             return
+        assert durable, "a counted write is always durable"
         from psycopg import sql
 
         with self._lock:

@@ -120,7 +120,7 @@ class MemoryTable(VectorSync):
         """One atomic UPDATE per memory: concurrent recalls on any replica never lose a count."""
         if not ids:
             return
-        with self.transaction(counted=False) as cur:
+        with self.transaction(counted=False, durable=False) as cur:  # bookkeeping: see `transaction`
             cur.execute(
                 "UPDATE memories SET access_count = access_count + c.n, last_accessed_at = %s"
                 " FROM (SELECT i, count(*) AS n FROM unnest(%s::text[]) AS i GROUP BY i) AS c WHERE id = c.i",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.store.sqlite import changes, fulltext
+from engine.store.sqlite.checkpoints import FALLBACK_PAGES, WalCheckpointer
 
 SCHEMA_VERSION = 1
 # Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
@@ -139,6 +140,7 @@ class SqliteConnection:
         self._generation = 0  # commits of this connection that may change what recall reads (see `version`)
         # Structures extracted for a read-only store's pending memories: kept here, since the file cannot be written.
         self._filled: dict[str, str] = {}
+        self._checkpointer: WalCheckpointer | None = None  # (a read-only store writes no log)
         if self.read_only:
             self._conn = open_read_only(path)
             fulltext.prepare(self._conn)
@@ -150,6 +152,8 @@ class SqliteConnection:
         fulltext.prepare(self._conn)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=FULL")  # acknowledged means on disk
+        self._conn.execute(f"PRAGMA wal_autocheckpoint={FALLBACK_PAGES}")  # the checkpointer's thread copies first
+        self._checkpointer = WalCheckpointer(path)
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA cache_size=-65536")
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
@@ -171,6 +175,8 @@ class SqliteConnection:
                 )
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         with self._lock:
             self._conn.close()
 
@@ -179,22 +185,33 @@ class SqliteConnection:
         return None
 
     @contextmanager
-    def transaction(self, *, counted: bool = True) -> Iterator[sqlite3.Cursor]:
+    def transaction(self, *, counted: bool = True, durable: bool = True) -> Iterator[sqlite3.Cursor]:
         """One write transaction. `counted=False`: a write that changes nothing a recall's candidate table
-        reads (access counts), so `version` stays the same and in-memory caches stay valid."""
+        reads (access counts), so `version` stays the same and in-memory caches stay valid.
+        `durable=False`: the commit does not wait for its own fsync (synchronous=NORMAL for this transaction:
+        safe from a crash of the process, and on disk with the next durable commit or checkpoint; a power cut
+        before either can lose it). Only for bookkeeping whose loss costs nothing: a recall's access counts."""
         with self._lock:
+            if not durable:
+                self._conn.execute("PRAGMA synchronous=NORMAL")
             cur = self._conn.cursor()
-            cur.execute("BEGIN IMMEDIATE")
             try:
-                yield cur
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            else:
-                cur.execute("COMMIT")
+                cur.execute("BEGIN IMMEDIATE")
+                try:
+                    yield cur
+                except BaseException:
+                    cur.execute("ROLLBACK")
+                    raise
+                else:
+                    cur.execute("COMMIT")
+                finally:
+                    if counted:
+                        self._generation += 1
             finally:
-                if counted:
-                    self._generation += 1
+                if not durable:
+                    self._conn.execute("PRAGMA synchronous=FULL")
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
     def version(self) -> tuple[int, int]:
         """Changes whenever the store may have changed: (this connection's counted commits, SQLite's

@@ -113,7 +113,7 @@ class MemoryTable(SqliteConnection):
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
         if not ids:
             return
-        with self.transaction(counted=False) as cur:
+        with self.transaction(counted=False, durable=False) as cur:  # bookkeeping: see `transaction`
             cur.executemany(
                 "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
                 [(to_micros(when), i) for i in ids],
