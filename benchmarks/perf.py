@@ -153,6 +153,9 @@ def read_ops(
         "encode": lambda cue, i: model.encode([cue.text]),
         "similarity": recall(cue=text, strategies=["similarity"]),
         "recommended": recall(cue=text),
+        # What `hebbs recall CUE` and the servers run: the same recall through the facade, counted (the results'
+        # access counts written), contradiction marks and decay stamps included.
+        "recall_counted": lambda cue, i: engine.recall(cue.text, top_k=top_k),
         "temporal": recall(strategies=["temporal"], entity_id=entity),
         "causal": recall(cue=text, strategies=["causal"], max_depth=5),
         "causal_seeded": recall(strategies=["causal"], seed_memory_id=seed, max_depth=5),

@@ -25,6 +25,7 @@ READ_ORDER = (
     "encode_torch",
     "similarity",
     "recommended",
+    "recall_counted",
     "temporal",
     "causal",
     "causal_seeded",
@@ -40,6 +41,8 @@ OP_NOTES = {
     "encode_torch": "embedding the cue alone with sentence-transformers on torch",
     "similarity": "`retrieve`, similarity, top_k 10, ef_search 50",
     "recommended": "`retrieve(cue)`, the default recall (preset `recommended`: similarity + lexical fused), top_k 10",
+    "recall_counted": "`engine.recall(cue)`, the default recall as `hebbs recall` and the servers run it: counted "
+    "(the results' access counts written), top_k 10",
     "temporal": "`retrieve`, temporal: one entity's top 10 of its newest 200 by composite score",
     "causal": "`retrieve`, causal from the cue (seed = nearest memory), max_depth 5",
     "causal_seeded": "`retrieve`, causal from a given seed, max_depth 5 (no embedding)",

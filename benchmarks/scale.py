@@ -58,7 +58,8 @@ from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
 from engine.embedding import create_embedder
 
-STRATEGIES = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four", "recommended")
+STRATEGIES = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four", "recommended",
+              "recall_counted")
 PERTURBATION = 0.45  # noise norm relative to the unit base vector: cosine to the base about 0.91
 WRITE_CHUNK = 5000
 FIT_MARGIN = 0.8  # the build rate falls as the store grows: plan on 80% of the time left
