@@ -80,3 +80,22 @@ def test_the_checkpointer_stops_with_the_store(tmp_path: Path) -> None:
     idle.close()  # never woken: nothing to stop, and no thread started after
     idle.committed()
     assert idle._thread is None
+
+
+def test_an_idle_checkpointer_ends_its_thread_and_the_next_commit_starts_another(tmp_path: Path) -> None:
+    path = tmp_path / "records.sqlite3"
+    store = RecordStore(path)
+    try:
+        assert store._checkpointer is not None
+        store._checkpointer.close()  # (replaced by one that idles out quickly)
+        store._checkpointer = checkpointer = WalCheckpointer(path, period=0.0, idle=0.05)
+        store.set_meta("probe", "1")
+        first = checkpointer._thread
+        assert first is not None
+        wait_for(lambda: not first.is_alive())  # no commit for a while: the thread and its connection are gone
+        assert checkpointer._thread is None and checkpointer.checkpoints == 1
+        store.set_meta("probe", "2")
+        wait_for(lambda: checkpointer.checkpoints == 2)
+        assert checkpointer._thread is not first
+    finally:
+        store.close()

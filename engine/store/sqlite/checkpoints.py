@@ -24,14 +24,19 @@ log = logging.getLogger(__name__)
 CHECKPOINT_PERIOD = 1.0
 # SQLite's own checkpoint in a commit, when the log still holds this many pages (SQLite's default is 1,000).
 FALLBACK_PAGES = 10_000
+# The thread (and its connection) ends after this many seconds without a commit; the next commit starts another.
+# (An engine that is never closed leaves no thread behind for long.)
+IDLE_SECONDS = 60.0
 
 
 class WalCheckpointer:
-    """Started by the first commit it is told of; `close` stops it (the connection's close checkpoints last)."""
+    """Started by the first commit it is told of, ended by `close` (the connection's close checkpoints last) or
+    after `idle` seconds without a commit."""
 
-    def __init__(self, path: Path, period: float = CHECKPOINT_PERIOD) -> None:
+    def __init__(self, path: Path, period: float = CHECKPOINT_PERIOD, idle: float = IDLE_SECONDS) -> None:
         self._path = path
         self._period = period
+        self._idle = idle
         self._wake = threading.Event()
         self._closing = threading.Event()
         self._lock = threading.Lock()
@@ -40,12 +45,11 @@ class WalCheckpointer:
 
     def committed(self) -> None:
         """A commit happened: copy it into the database file soon."""
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None and not self._closing.is_set():
-                    self._thread = threading.Thread(target=self._run, name="hebbs-wal-checkpoint", daemon=True)
-                    self._thread.start()
-        self._wake.set()
+        with self._lock:  # (with `_run`'s idle exit: a wake is never left without a thread to take it)
+            self._wake.set()
+            if self._thread is None and not self._closing.is_set():
+                self._thread = threading.Thread(target=self._run, name="hebbs-wal-checkpoint", daemon=True)
+                self._thread.start()
 
     def close(self) -> None:
         with self._lock:
@@ -59,7 +63,11 @@ class WalCheckpointer:
         conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=30)
         try:
             while True:
-                self._wake.wait()
+                if not self._wake.wait(self._idle):
+                    with self._lock:
+                        if not self._wake.is_set():
+                            self._thread = None
+                            return
                 if self._closing.is_set():
                     return
                 self._wake.clear()
