@@ -448,6 +448,60 @@ def _time_budget(t: Token) -> Token | None:
     return None
 
 
+# Adjectives that frame their complement as something the subject aims at: "was determined to finish".
+GOAL_ADJECTIVES = {"eager", "keen", "determined", "desperate", "anxious", "impatient", "resolved", "set", "bent"}
+# Verbs of necessity: "needed to finish", "had to deliver the cake by noon" (with a deadline), "was required to".
+_NEED_VERBS = {"need", "require"}
+_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "noon", "midnight",
+             "tonight", "tomorrow", "dawn", "christmas", "easter", "deadline"}
+
+
+def _goal_adjective(t: Token) -> Token | None:
+    """The complement of a copula with a goal adjective: "was determined [to win]", "were eager [to leave]"."""
+    if t.lemma_ != "be":
+        return None
+    for a in t.children:
+        if a.dep_ == "acomp" and a.lower_ in GOAL_ADJECTIVES:
+            return next((c for c in a.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
+    return None
+
+
+def _by_deadline(t: Token) -> bool:
+    """A time something was to be done by: "by Friday", "by the end of the month", "before the holiday weekend",
+    "in time for the wedding", "before noon" (not "by the river", "before the storm hit")."""
+    for c in t.children:
+        if c.dep_ not in ("prep", "agent"):  # a passive's "by Friday" is parsed as its agent
+            continue
+        if c.lower_ == "in" and any(g.lower_ == "time" and any(h.lower_ == "for" for h in g.children)
+                                    for g in c.children):
+            return True
+        if c.lower_ not in ("by", "before"):
+            continue
+        for g in c.children:
+            if g.dep_ != "pobj":
+                continue
+            if g.ent_type_ in ("DATE", "TIME") or g.lower_ in _WEEKDAYS or g.lemma_.lower() in _TIME_NOUNS or (
+                    g.lower_ == "end" and any(h.lower_ == "of" for h in g.children)):
+                return True
+    return False
+
+
+def _necessity_goal(t: Token) -> Token | None:
+    """What a necessity makes a goal: "needed [to finish] the report", "had [to deliver] the cake by noon" (a
+    necessity with a deadline; "had to be dug up" alone is what happened next, no goal), "the dress was [needed]
+    by Friday" and "needed the money by March" (the need itself, like "wanted honey")."""
+    lemma = _base(t)
+    comp = next((c for c in t.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX") and c.i > t.i and
+                 any(a.dep_ == "aux" and a.lower_ == "to" for a in c.children)), None)
+    if lemma in _NEED_VERBS and not _passive(t) and comp is not None:
+        return comp
+    if lemma == "have" and comp is not None and (_by_deadline(comp) or _by_deadline(t)):
+        return comp
+    if lemma in _NEED_VERBS and comp is None and _by_deadline(t):
+        return t
+    return None
+
+
 def _goal_complement(t: Token) -> Token | None:
     """The complement of a goal verb: "wanted [to win]", "wanted his team [to win]", "hoped [it would work]"."""
     if _base(t) not in GOAL_VERBS:
@@ -495,6 +549,13 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         elif (due := _deadline(t) or _time_budget(t)) is not None:  # "was due to reopen", "had a week to write"
             b.goal_tokens.add(due.i)
             goal_verbs[t] = due
+        elif (due := _goal_adjective(t)) is not None:  # "was determined to finish"
+            b.goal_tokens.add(due.i)
+            goal_verbs[t] = due
+        elif (need := _necessity_goal(t)) is not None:
+            b.goal_tokens.add(need.i)
+            if need is not t:  # "needed to finish": the complement is the goal; "was needed by Friday": the need
+                goal_verbs[t] = need
         elif _base(t) in GOAL_VERBS and any(c.dep_ == "dobj" for c in t.children):
             b.goal_tokens.add(t.i)  # "I wanted honey from my hives": the wanting is the goal
     sent_events: list[Event] = []
