@@ -253,26 +253,6 @@ def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
     return "prepare" if lemma == "do" else None  # doing (something) is acting; not doing it, an omission
 
 
-# Verbs that say a thing did its job: "the engine would not start", "the pump did not work", "the printer stopped
-# working", "the lock would not open" tell a breakdown (a failure), whoever's act it was not.
-FUNCTION_VERBS = {"start", "work", "run", "open", "close", "shut", "lock", "load", "boot", "fit", "hold", "function",
-                  "operate", "respond", "connect", "charge", "print", "drain", "flush", "light", "fire", "ignite",
-                  "turn", "move", "budge", "spin", "stick", "rise", "set", "grow", "sprout", "bloom", "heat", "cool",
-                  "freeze", "boil", "bake", "dry", "seal", "hatch", "sell", "arrive", "come", "deliver"}
-
-
-def _thing_subject(verb: Token) -> bool:
-    """The verb's subject is a thing, not someone: "the engine", "it" (not "she", "the team", "Dr Okafor")."""
-    subj, role = _subject(verb)
-    if subj is None or role != "agent":
-        return False
-    if subj.pos_ == "PRON":
-        return subj.lower_ in ("it", "they") and subj.lower_ == "it"
-    if subj.ent_type_ in ("PERSON", "ORG", "NORP", "GPE") or subj.pos_ == "PROPN":
-        return False
-    return lexicon.noun_type(subj.lemma_.lower()) not in ("person", "group", "animal", "organisation")
-
-
 def _unable_or_lacking(token: Token) -> bool:
     """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
     someone needed did not happen, whatever the verb."""
@@ -622,10 +602,6 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
                 ev.valence, ev.sign = placed
                 ev.action = "fail" if ev.sign < 0 else "succeed"
-            if lemma in FUNCTION_VERBS and (ev.negated or ev.text.startswith("not ")) and ev.sign == 0 and \
-                    _thing_subject(t):  # "the engine would not start", "the printer stopped working": it broke down
-                ev.action, ev.negated, ev.valence, ev.sign = "fail", False, "failure", -1
-                ev.text = ev.text if ev.text.startswith("not ") else f"not {ev.text}"
             if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
                 bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
                 if bad:
