@@ -259,9 +259,6 @@ def _unable_or_lacking(token: Token) -> bool:
     kids = list(token.children)
     if any(c.dep_ == "expl" for c in kids):
         return True
-    # "his legs had no power", "we had no money left": what someone had not is a lack
-    if token.lemma_ == "have" and any(c.dep_ == "dobj" and any(d.lower_ == "no" for d in c.children) for c in kids):
-        return True
     # a `neg`: "nobody could compete" says who did not, not that something failed
     return any(c.dep_ == "neg" for c in kids) and any(c.dep_ == "aux" and c.lower_ in ("can", "could", "ca")
                                                        for c in kids)
@@ -363,8 +360,7 @@ _BECOME_VERBS = {"become", "go", "turn", "grow", "get", "fall", "come", "wear", 
 _BECOME_ADVERBS = {"ill", "sick", "apart", "wrong", "bad", "flat", "short", "dry", "silent", "quiet", "behind"}
 # Where a competitor ended: "finished last" is a failure, "came first" a success.
 _PLACED = {"finish", "come", "end", "place"}
-_PLACES = {"last": ("failure", -1), "first": ("success", 1), "top": ("success", 1), "bottom": ("failure", -1),
-           "behind": ("failure", -1)}
+_PLACES = {"last": ("failure", -1), "first": ("success", 1), "top": ("success", 1), "bottom": ("failure", -1)}
 
 
 def _became(t: Token, lemma: str) -> Token | None:
