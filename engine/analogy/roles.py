@@ -552,6 +552,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         elif (due := _goal_adjective(t)) is not None:  # "was determined to finish"
             b.goal_tokens.add(due.i)
             goal_verbs[t] = due
+        elif t.dep_ == "xcomp" and t.head.pos_ == "ADJ" and t.head.lower_ in GOAL_ADJECTIVES and t.i > t.head.i:
+            b.goal_tokens.add(t.i)  # "was determined to finish", parsed with the adjective as the root
         elif (need := _necessity_goal(t)) is not None:
             b.goal_tokens.add(need.i)
             if need is not t:  # "needed to finish": the complement is the goal; "was needed by Friday": the need
