@@ -382,8 +382,21 @@ def _placed(t: Token, lemma: str) -> tuple[str, int] | None:
 def _verb_tagged_noun(t: Token) -> bool:
     """A verb the small model tagged as a noun in a coordination ("he takes a corner, and a pallet [falls]"):
     a conjunct of a verb, inflected as a verb, whose lemma the lexicon knows as a verb."""
-    return t.pos_ == "NOUN" and t.dep_ == "conj" and t.head.pos_ == "VERB" and t.tag_ == "NNS" and \
-        lexicon.is_verb(t.lemma_.lower())
+    if t.pos_ != "NOUN" or t.tag_ != "NNS" or not lexicon.is_verb(t.lemma_.lower()):
+        return False
+    if t.dep_ == "conj" and t.head.pos_ == "VERB":
+        return True
+    # a present-tense sentence read as one noun phrase ("the pipe bursts in the night": "pipe" a compound of
+    # "bursts"): the root of a sentence with no verb, after a singular noun that can be its subject
+    return t.dep_ == "ROOT" and _run_on_subject(t) is not None and \
+        any(c.dep_ in ("prep", "advmod", "npadvmod", "prt") for c in t.children) and \
+        not any(w.pos_ in ("VERB", "AUX") for w in t.sent)  # "the team meetings." is a heading, not an event
+
+
+def _run_on_subject(t: Token) -> Token | None:
+    """The subject of a verb misread as the head noun of its own subject: "the pipe [bursts]" -> "pipe"."""
+    return next((c for c in t.children if c.dep_ == "compound" and c.i == t.i - 1 and c.tag_ in ("NN", "NNP")),
+                None)
 
 
 def _nominal(b: _Builder, noun: Token) -> Event:
@@ -614,6 +627,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             elif c.dep_ == "prep" and c.lower_ in ("to", "for") and ev.action in ("give", "help", "communicate"):
                 b.role(ev, "recipient", next((g for g in c.children if g.dep_ == "pobj"), None))
         subj, srole = _subject(t)  # last, so a later pronoun prefers the subject (centering)
+        if subj is None and t.dep_ == "ROOT" and _verb_tagged_noun(t):  # "the pipe bursts"
+            subj, srole = _run_on_subject(t), "agent"
         if subj is None and t.i in b.goal_tokens:  # "Priya wanted to launch": Priya launches
             subj, srole = _subject(t.head)
         b.role(ev, srole, subj)
