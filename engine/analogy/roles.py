@@ -253,6 +253,15 @@ def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
     return "prepare" if lemma == "do" else None  # doing (something) is acting; not doing it, an omission
 
 
+def _thing_subject(verb: Token) -> bool:
+    """The verb's active subject is a thing or an event, not someone: "the rock fall", "the storm", "the machine" (not
+    "she", "the team", a name, a place that stands for the people in it, "it", which may be a firm)."""
+    subj, role = _subject(verb)
+    if subj is None or role != "agent" or subj.ent_type_ or subj.pos_ != "NOUN":
+        return False
+    return lexicon.noun_type(subj.lemma_.lower()) in (None, "thing", "artefact")
+
+
 def _unable_or_lacking(token: Token) -> bool:
     """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
     someone needed did not happen, whatever the verb."""
@@ -613,6 +622,14 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
                 ev.valence, ev.sign = placed
                 ev.action = "fail" if ev.sign < 0 else "succeed"
+            if ev.action == "omit" and not ev.negated and not ev.text.startswith("not ") and manner is None and \
+                    _thing_subject(t):
+                # only someone omits: "a rock fall cut the line", "the storm delayed the ferry" damaged or set back,
+                # "prices dropped" went down
+                transitive = any(c.dep_ == "dobj" for c in t.children)
+                ev.action = "harm" if transitive else "decrease"
+                if transitive and not ev.sign:
+                    ev.valence, ev.sign = "harm", -1
             if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
                 bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
                 if bad:
