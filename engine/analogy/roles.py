@@ -262,6 +262,21 @@ def _thing_subject(verb: Token) -> bool:
     return lexicon.noun_type(subj.lemma_.lower()) in (None, "thing", "artefact")
 
 
+_LESS = {"less", "fewer", "half", "lower"}
+
+
+def _diminished(verb: Token) -> bool:
+    """An act told as less of it than before: "earned less than ever", "sold fewer cakes", "was selling half as
+    much as before" (the amount is its object or a modifier of the verb)."""
+    for c in verb.children:
+        if c.dep_ == "dobj" and (c.lower_ in _LESS or any(g.dep_ == "amod" and g.lower_ in _LESS for g in c.children)):
+            return True
+        if c.dep_ == "advmod" and c.lower_ in ("much", "many", "less") and (
+                c.lower_ == "less" or any(g.lower_ in _LESS for g in c.children)):
+            return True
+    return False
+
+
 def _unable_or_lacking(token: Token) -> bool:
     """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
     someone needed did not happen, whatever the verb."""
@@ -630,6 +645,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                 ev.action = "harm" if transitive else "decrease"
                 if transitive and not ev.sign:
                     ev.valence, ev.sign = "harm", -1
+            if ev.sign > 0 and not ev.negated and _diminished(t):  # "earned less than ever": a gain that shrank
+                ev.action, ev.valence, ev.sign = "decrease", "loss", -1
             if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
                 bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
                 if bad:

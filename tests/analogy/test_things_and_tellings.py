@@ -32,3 +32,14 @@ def test_a_present_tense_verb_read_as_a_noun_is_an_event(extract: Any) -> None:
     assert burst.text == "bursts"
     # a heading with no predicate stays no event
     assert not any(e.lemma == "figure" for e in extract("The sales figures.").events)
+
+
+def test_a_gain_told_as_less_than_before_is_a_loss(extract: Any) -> None:
+    for told, lemma in (("The farm earned less than ever that year.", "earn"),
+                        ("The café sold fewer pies than last spring.", "sell"),
+                        ("By March the shop was selling half as much as before.", "sell")):
+        ev = _event(extract(told), lemma)
+        assert ev.sign == -1 and ev.valence == "loss", told
+    # more of it, or no amount at all, is still the gain
+    assert _event(extract("The farm earned more than ever that year."), "earn").sign == 1
+    assert _event(extract("The café sold its pies."), "sell").sign >= 0
