@@ -277,6 +277,14 @@ def _diminished(verb: Token) -> bool:
     return False
 
 
+def _full_of(state: Token) -> list[Token]:
+    """What a state is full of carries its valence: "was full of mistakes", "is full of holes"."""
+    if state.lower_ != "full":
+        return []
+    return [g for c in state.children if c.dep_ == "prep" and c.lower_ == "of" for g in c.children
+            if g.dep_ == "pobj"]
+
+
 def _unable_or_lacking(token: Token) -> bool:
     """A negated "can" ("could not order", "cannot walk") or existence ("there was no honey"): something
     someone needed did not happen, whatever the verb."""
@@ -617,12 +625,13 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         state = _state_of(t) if lemma == "be" or t.pos_ == "AUX" else _became(t, lemma)
         if state is not None:
             ev = b.event(state.lemma_, t, _negated(t), f"{t.text} {state.text}",
-                         [state, *(c for c in state.children if c.dep_ in ("advmod", "amod", "neg", "npadvmod"))])
+                         [state, *(c for c in state.children if c.dep_ in ("advmod", "amod", "neg", "npadvmod")),
+                          *_full_of(state)])
         else:
             objs = [c for c in t.children if c.dep_ in ("dobj", "attr", "oprd", "acomp")]
             carriers: list[Token] = []
-            if lemma in lexicon.LIGHT_VERBS:
-                carriers += objs
+            if lemma in lexicon.LIGHT_VERBS:  # "had problems"; "got a poor mark" (the object's modifier)
+                carriers += objs + [m for o in objs for m in o.children if m.dep_ == "amod"]
             carriers += [c for c in t.children if c.dep_ in ("advmod", "acomp", "oprd")]
             if lemma in lexicon.INVERTING_VERBS:
                 carriers = []

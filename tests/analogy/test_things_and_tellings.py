@@ -43,3 +43,12 @@ def test_a_gain_told_as_less_than_before_is_a_loss(extract: Any) -> None:
     # more of it, or no amount at all, is still the gain
     assert _event(extract("The farm earned more than ever that year."), "earn").sign == 1
     assert _event(extract("The café sold its pies."), "sell").sign >= 0
+
+
+def test_an_outcome_told_by_what_it_was_full_of_or_by_its_object(extract: Any) -> None:
+    ep = extract("The report was full of errors, and the manager gave it a poor review.")
+    assert _event(ep, "full").sign == -1
+    assert _event(extract("Tomas got a poor score in the final test."), "get").sign == -1
+    assert _event(extract("The bakery had a good month."), "have").sign == 1
+    # full of something neither good nor bad says nothing
+    assert _event(extract("The bucket was full of sand."), "full").sign == 0
