@@ -32,7 +32,8 @@ FRAME_VERBS = {"decide", "try", "attempt", "manage", "choose", "seem", "continue
                "happen", "opt", "go", "plan", "intend", "agree", "promise", "offer", "need", "have", "want",
                "hope", "wish", "aim", "tend", "use", "rush", "hurry", "bother", "dare"}
 # Verbs whose complement is something the subject aimed at: "wanted to win", "hoped the team would win".
-GOAL_VERBS = {"want", "hope", "wish", "aim", "plan", "intend", "dream", "long", "try", "attempt"}
+GOAL_VERBS = {"want", "hope", "wish", "aim", "plan", "intend", "dream", "long", "try", "attempt", "promise", "vow",
+              "pledge", "resolve"}
 _SKIP_DEPS = {"aux", "auxpass", "amod", "compound", "prt"}
 # Words that open a sentence and say how it relates to the one before: a contrast, or a result.
 _CONTRAST_OPENERS = {"but", "however", "yet", "still", "nevertheless", "nonetheless", "anyway", "instead",

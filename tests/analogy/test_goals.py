@@ -51,3 +51,12 @@ def test_a_goal_adjective_frames_its_complement(extract: Any) -> None:
     assert _event(extract("The boys were eager to win the cup."), "win").mode == "goal"
     # the adjective alone, without what was aimed at, stays a state
     assert any(e.lemma == "eager" for e in extract("The boys were eager.").events)
+
+
+def test_a_promise_is_a_goal(extract: Any) -> None:
+    ep = extract("The landlord promised to mend the heating before winter. He kept delaying it, and the old pipes "
+                 "burst.")
+    mend = _event(ep, "mend")
+    assert mend.mode == "goal"
+    assert any(b == mend.id for _, b in _relations(ep, "thwarts"))
+    assert _event(extract("She vowed to finish the course."), "finish").mode == "goal"
