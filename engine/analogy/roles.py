@@ -592,11 +592,8 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         if comp is not None:
             b.goal_tokens.add(comp.i)
             goal_verbs[t] = comp
-        elif (due := _deadline(t) or _time_budget(t)) is not None:  # "was due to reopen", "had a week to write"
-            b.goal_tokens.add(due.i)
-            goal_verbs[t] = due
-        elif (due := _goal_adjective(t)) is not None:  # "was determined to finish"
-            b.goal_tokens.add(due.i)
+        elif (due := _deadline(t) or _time_budget(t) or _goal_adjective(t)) is not None:
+            b.goal_tokens.add(due.i)  # "was due to reopen", "had a week to write", "was determined to finish"
             goal_verbs[t] = due
         elif t.dep_ == "xcomp" and t.head.pos_ == "ADJ" and t.head.lower_ in GOAL_ADJECTIVES and t.i > t.head.i:
             b.goal_tokens.add(t.i)  # "was determined to finish", parsed with the adjective as the root
