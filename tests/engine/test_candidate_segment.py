@@ -24,6 +24,7 @@ from engine.clock import ManualClock
 from engine.embedding import Embedder
 from engine.index import candidate_segment, derived
 from engine.index.candidates import CandidateTable
+from engine.store.rows import CandidateColumns
 from tests.engine.test_change_log import _OTHER_PROCESS, OPS, _apply, _assert_equal_to_rebuild, _text
 
 TOPICS = ["webhook retry", "invoice export", "contract pricing", "launch night", "partner legal"]
@@ -290,3 +291,17 @@ def test_a_bulk_import_catches_up_once_at_the_end_and_recalls_meanwhile_see_ever
         assert follows == [1]  # once, at the end
         assert more[0] in {r.memory.id for r in engine.recall("note 80", top_k=50)}
         _same_as_a_rebuild(engine)
+
+
+def test_find_answers_each_ids_row_as_a_dict_would() -> None:
+    """`CandidateSegment.find` (ids as one fixed-width bytes array, binary-searched): every stored id's row; -1 for an
+    id not stored, one that only shares a stored id's prefix, one longer than any stored id but starting with one
+    (truncated to the width, then told apart), and one with characters beyond ASCII."""
+    ids = ["01A", "01B", "zeta", "01AB", "é-memory", "x" * 9]
+    vectors = np.eye(len(ids), 4, dtype=np.float32)
+    table = CandidateTable(1, CandidateColumns(ids, ["[]"] * len(ids), [None] * len(ids), vectors), [])
+    segment = table.segment
+    asked = [*ids, "01", "01C", "zeta!", "x" * 12, "é", "", "01AB"]
+    row = {memory_id: n for n, memory_id in enumerate(ids)}
+    assert segment.find(asked).tolist() == [row.get(i, -1) for i in asked]
+    assert segment.find([]).tolist() == []
