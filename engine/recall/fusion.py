@@ -331,6 +331,32 @@ def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, abse
     return column
 
 
+def _relevance_column(hits: Sequence[Hit], row: Mapping[str, int], size: int, cosine: np.ndarray | None
+                      ) -> np.ndarray:
+    """A strategy's relevance as a column over the pool (`_column`, absent: the lowest value), each hit's times its
+    cosine with the cue (never below 0; 0 for a hit no longer in the pool) when `cosine` is given: the values of the
+    former dict per hit, computed as one array (a strategy that returned an id twice or a relevance that is not a
+    number still goes through the dict, whose rules decide those)."""
+    if not hits:
+        return np.zeros(size, dtype=np.float64)
+    ids = [h.id for h in hits]
+    values = np.fromiter([h.relevance for h in hits], dtype=np.float64, count=len(hits))
+    at = np.fromiter(map(row.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
+    inside = at >= 0
+    if cosine is not None:
+        own = np.where(inside, cosine[at], 0.0)
+        values = np.where(own > 0.0, own, 0.0) * values  # max(0.0, cosine), as Python's max gave it
+    if np.isnan(values).any() or len(set(ids)) != len(ids):
+        if cosine is None:
+            return _column({h.id: h.relevance for h in hits}, row, size, False)
+        cosines = cosine.tolist()
+        return _column({h.id: max(0.0, cosines[p] if (p := row.get(h.id)) is not None else 0.0) * h.relevance
+                        for h in hits}, row, size, False)
+    column = np.full(size, values.min(), dtype=np.float64)
+    column[at[inside]] = values[inside]
+    return column
+
+
 def frame(
     inp: RecallInputs,
     hit_lists: Mapping[Strategy, list[Hit]],
@@ -394,14 +420,9 @@ def frame(
                                    True))
         else:
             names.append(strategy.value)
-            if strategy in (Strategy.CAUSAL, Strategy.TEMPORAL) and cosine is not None:
-                # earned through the cue: its cosine (0 for a hit no longer in the pool) times the relevance
-                own = cosine.tolist()
-                values = {h.id: max(0.0, own[p] if (p := at.get(h.id)) is not None else 0.0) * h.relevance
-                          for h in hits}
-            else:
-                values = {h.id: h.relevance for h in hits}
-            columns.append(_column(values, at, size, False))
+            # causal and temporal hits earn their place through the cue: its cosine times their relevance
+            earned = strategy in (Strategy.CAUSAL, Strategy.TEMPORAL) and cosine is not None
+            columns.append(_relevance_column(hits, at, size, cosine if earned else None))
     if named:
         names.append("entity_named")
         columns.append(_named_column(inp, entity))

@@ -293,3 +293,32 @@ def test_missing_from_is_setdiff1d(seed: int) -> None:
     linked = linked[linked >= 0]
     got = fusion._missing_from(linked, rows)  # noqa: SLF001
     assert got.dtype == np.int64 and np.array_equal(got, np.setdiff1d(linked, rows))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_relevance_column_is_the_dict_column(seed: int) -> None:
+    """A strategy's column as one array gives the bits of the former dict per hit: hits no longer in the pool,
+    negative and zero cosines (never below 0), an empty strategy; and a strategy that returned an id twice or a
+    relevance that is not a number goes through the dict itself."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 40))
+    pool = [f"m{n:03d}" for n in range(size)]
+    row = {memory_id: n for n, memory_id in enumerate(pool)}
+    cosine = rng.normal(scale=0.5, size=size)
+    cosine[rng.random(size) < 0.1] = 0.0
+    ids = rng.choice([*pool, "gone1", "gone2", "gone3"], size=int(rng.integers(0, size + 3)),
+                     replace=seed % 3 == 0).tolist()
+    relevance = rng.choice([0.0, 0.25, 0.5, 1.0], len(ids)) if seed % 2 else rng.random(len(ids))
+    if seed % 5 == 0 and len(ids):
+        relevance[0] = np.nan
+    hits = [Hit(i, float(r), StrategyDetail(Strategy.CAUSAL, float(r), {}))
+            for i, r in zip(ids, relevance, strict=True)]
+    for cos in (cosine, None):
+        if cos is None:
+            values = {h.id: h.relevance for h in hits}
+        else:
+            own = cos.tolist()
+            values = {h.id: max(0.0, own[p] if (p := row.get(h.id)) is not None else 0.0) * h.relevance for h in hits}
+        expected = fusion._column(values, row, size, False)  # noqa: SLF001
+        got = fusion._relevance_column(hits, row, size, cos)  # noqa: SLF001
+        assert got.dtype == np.float64 and got.tobytes() == expected.tobytes()
