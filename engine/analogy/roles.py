@@ -67,7 +67,10 @@ class _Builder:
         # "forgot to repair the fence" as "forgot to lock" or "did not test"; only "failed to fix" failed
         lapse = negated and action == "succeed" and _negating_complement(token) and \
             _lemma(token.head) not in ("fail", "stop", "cease")
-        if negated and action in lexicon.NEGATED_CLASS and not lapse:
+        if negated and action == "enable" and lemma in ("let", "allow", "permit"):
+            # "would not let her teacher listen", "never let her son cycle": a refusal (not "never made a profit")
+            action, negated, folded = "refuse", False, True
+        elif negated and action in lexicon.NEGATED_CLASS and not lapse:
             action, negated, folded = lexicon.NEGATED_CLASS[action], False, True
         elif negated and _negating_complement(token):  # "forgot to lock", "stopped taking": an omission
             action, negated, folded = "omit", False, True

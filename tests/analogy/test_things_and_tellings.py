@@ -52,3 +52,13 @@ def test_an_outcome_told_by_what_it_was_full_of_or_by_its_object(extract: Any) -
     assert _event(extract("The bakery had a good month."), "have").sign == 1
     # full of something neither good nor bad says nothing
     assert _event(extract("The bucket was full of sand."), "full").sign == 0
+
+
+def test_not_letting_someone_is_a_refusal(extract: Any) -> None:
+    for told in ("The old farmer would not let his grandson drive the tractor.",
+                 "The landlady never allowed pets in the flat."):
+        ev = extract(told).events[0]
+        assert ev.action == "refuse" and not ev.negated, told
+    # letting is still enabling, and a light verb negated keeps its own reading
+    assert extract("The farmer let his grandson drive the tractor.").events[0].action == "enable"
+    assert _event(extract("The stall had never made a profit."), "make").action != "refuse"
