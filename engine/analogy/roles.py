@@ -257,14 +257,6 @@ def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
     return "prepare" if lemma == "do" else None  # doing (something) is acting; not doing it, an omission
 
 
-def _forced(verb: Token) -> bool:
-    """ "had to repeat the course", "had to close for a week": something someone was made to do after what happened,
-    a cost (a necessity with a deadline is a goal instead, `_necessity_goal`)."""
-    head = verb.head
-    return verb.dep_ == "xcomp" and head.lemma_ == "have" and head.i < verb.i and \
-        any(a.dep_ == "aux" and a.lower_ == "to" for a in verb.children)
-
-
 def _thing_subject(verb: Token) -> bool:
     """The verb's active subject is a thing or an event, not someone: "the rock fall", "the storm", "the machine" (not
     "she", "the team", a name, a place that stands for the people in it, "it", which may be a firm)."""
@@ -655,8 +647,6 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
             if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
                 ev.valence, ev.sign = placed
                 ev.action = "fail" if ev.sign < 0 else "succeed"
-            if ev.sign == 0 and not ev.negated and t.i not in b.goal_tokens and _forced(t):
-                ev.valence, ev.sign = "loss", -1  # "had to repeat the course": a cost
             if ev.action == "omit" and not ev.negated and not ev.text.startswith("not ") and manner is None and \
                     _thing_subject(t):
                 # only someone omits: "a rock fall cut the line", "the storm delayed the ferry" damaged or set back,

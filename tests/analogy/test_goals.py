@@ -60,13 +60,3 @@ def test_a_promise_is_a_goal(extract: Any) -> None:
     assert mend.mode == "goal"
     assert any(b == mend.id for _, b in _relations(ep, "thwarts"))
     assert _event(extract("She vowed to finish the course."), "finish").mode == "goal"
-
-
-def test_what_someone_had_to_do_after_a_setback_is_a_cost(extract: Any) -> None:
-    ep = extract("The café failed its hygiene check and had to close for a week.")
-    close = _event(ep, "close")
-    assert close.sign == -1 and close.valence == "loss" and close.mode == ""
-    # with a deadline it is what someone aimed at, not a cost
-    assert _event(extract("Ines had to close the deal by Friday."), "close").mode == "goal"
-    # what was done freely has no sign of its own
-    assert _event(extract("The café closed for a week."), "close").sign == 0
