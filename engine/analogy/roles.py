@@ -257,13 +257,20 @@ def _light_verb_class(lemma: str, objs: list[Token]) -> str | None:
     return "prepare" if lemma == "do" else None  # doing (something) is acting; not doing it, an omission
 
 
+_COSTS = {"cost", "costs", "spending", "expense", "expenses", "bill", "bills", "price", "prices", "overhead",
+          "overheads", "outgoings", "fee", "fees", "rent"}
+
+
 def _thing_subject(verb: Token) -> bool:
     """The verb's active subject is a thing or an event, not someone: "the rock fall", "the storm", "the machine" (not
     "she", "the team", a name, a place that stands for the people in it, "it", which may be a firm)."""
     subj, role = _subject(verb)
     if subj is None or role != "agent" or subj.ent_type_ or subj.pos_ != "NOUN":
         return False
-    return lexicon.noun_type(subj.lemma_.lower()) in (None, "thing", "artefact")
+    lemma = subj.lemma_.lower()
+    kind = lexicon.noun_type(lemma)
+    # a noun WordNet does not type that names a doer ("the builder", "the organiser") is taken for someone
+    return kind in ("thing", "artefact") or (kind is None and not lemma.endswith(("er", "or", "ist", "ian")))
 
 
 _LESS = {"less", "fewer", "half", "lower"}
@@ -648,6 +655,10 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                 ev.valence, ev.sign = placed
                 ev.action = "fail" if ev.sign < 0 else "succeed"
             if ev.action == "omit" and not ev.negated and not ev.text.startswith("not ") and manner is None and \
+                    any(c.dep_ == "dobj" and c.lemma_.lower() in _COSTS for c in t.children):
+                # "cut costs", "cut the heating bill": a saving, not an omission ("cut corners", "cut the checks")
+                ev.action, ev.valence, ev.sign = "decrease", "gain", 1
+            elif ev.action == "omit" and not ev.negated and not ev.text.startswith("not ") and manner is None and \
                     _thing_subject(t):
                 # only someone omits: "a rock fall cut the line", "the storm delayed the ferry" damaged or set back,
                 # "prices dropped" went down

@@ -62,3 +62,12 @@ def test_not_letting_someone_is_a_refusal(extract: Any) -> None:
     # letting is still enabling, and a light verb negated keeps its own reading
     assert extract("The farmer let his grandson drive the tractor.").events[0].action == "enable"
     assert _event(extract("The stall had never made a profit."), "make").action != "refuse"
+
+
+def test_cutting_costs_is_a_saving_not_an_omission(extract: Any) -> None:
+    saving = _event(extract("The school cut its heating bill by closing the top floor."), "cut")
+    assert saving.action == "decrease" and saving.sign == 1
+    # cutting a step is still the omission
+    assert _event(extract("The builder cut the safety checks."), "cut").action == "omit"
+    # a doer WordNet does not type as a person ("builder": first a soap additive) is still someone
+    assert _event(extract("The builder delayed the roof."), "delay").action == "omit"
