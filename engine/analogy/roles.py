@@ -666,10 +666,6 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                 ev.action = "harm" if transitive else "decrease"
                 if transitive and not ev.sign:
                     ev.valence, ev.sign = "harm", -1
-            if lemma in lexicon.LIGHT_VERBS and ev.sign and ev.action in lexicon.GENERIC_CLASSES | {"enable", "other"} \
-                    and any(c.dep_ == "dobj" for c in t.children):
-                # "made a profit", "had problems", "got a poor mark": the object says how it went
-                ev.action = "succeed" if ev.sign > 0 else "fail"
             if ev.sign > 0 and not ev.negated and _diminished(t):  # "earned less than ever": a gain that shrank
                 ev.action, ev.valence, ev.sign = "decrease", "loss", -1
             if lemma in lexicon.INVERTING_VERBS and ev.sign == 0:
