@@ -584,7 +584,7 @@ def _scale_section(scale: dict[str, Any] | None, docs_dir: Path, img_dir: Path) 
         rows.append([
             f"{s['size']:,}",
             *[f"{lat[op]['p50_ms']:.1f} / {lat[op]['p95_ms']:.1f} ({lat[op]['ratio_to_floor']:.2f}x / "
-              f"{lat[op]['p95_ms'] / floor:.2f}x)" for op in ops],
+              f"{lat[op]['p95_ms'] / lat[op].get('floor_p50_ms', floor):.2f}x)" for op in ops],
         ])
     lines += [
         "Recall latency, p50 / p95 ms (in brackets: p50 and p95 over the floor's p50 in the same rounds):",

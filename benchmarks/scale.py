@@ -49,7 +49,7 @@ from benchmarks.embed_cache import cached_vectors, vector_key
 from benchmarks.growth import growth
 from benchmarks.machine import LoadSampler, describe
 from benchmarks.paths import CACHE_DIR, RESULTS_DIR, display, write_json
-from benchmarks.perf import read_ops, reopen_in_subprocess, time_reads
+from benchmarks.perf import floor_of, read_ops, reopen_in_subprocess, time_reads
 from benchmarks.progress import log
 from benchmarks.timing import Samples, Stopwatch, summarize
 from engine import MemoryEngine, NewMemory, build_request
@@ -239,11 +239,11 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
     if not (args.keep_stores and args.work_dir):
         shutil.rmtree(data_dir, ignore_errors=True)
 
-    floor = summarize(reads["floor"])["p50_ms"]
     latency = {}
     for op in STRATEGIES:
-        s = summarize(reads[op])
-        latency[op] = {**s, "ratio_to_floor": round(s["p50_ms"] / floor, 3) if floor else None}
+        s, floor = summarize(reads[op]), floor_of(op, reads)
+        latency[op] = {**s, "ratio_to_floor": round(s["p50_ms"] / floor, 3) if floor else None,
+                       "floor_p50_ms": floor}  # (the floor timed in the same rounds: see `perf.WRITING_READS`)
     rss_open = float(np.median([r["rss_open_mib"] for r in reopen]))
     rss_default = float(np.median([r["rss_default_ready_mib"] for r in reopen]))
     rss_before = float(np.median([r["rss_before_open_mib"] for r in reopen]))
