@@ -47,10 +47,13 @@ class ConversationPlan:
     keep: dict[int, str] = field(default_factory=dict)  # position -> existing memory id
     drop: list[str] = field(default_factory=list)
     dropped_messages: int = 0  # of `drop`, messages (the rest: a document and propositions of an old index)
-    reused: dict[str, np.ndarray] | None = None  # `drop`'s vectors by content, once read (`plan_conversations`)
+    reused: dict[str, np.ndarray] = field(default_factory=dict)  # `drop`'s stored vectors by content
 
 
-def plan_conversation(ledger: Ledger, conversation: Conversation) -> ConversationPlan:
+def plan_conversation(writer: Writer, ledger: Ledger, conversation: Conversation) -> ConversationPlan:
+    """What re-indexing the conversation keeps, drops and embeds; the dropped memories' vectors are read once
+    here, for both `new_message_texts` and `write_conversations` (a text that did not change is not embedded
+    again)."""
     hashes = conversation.hashes
     existing = ledger.messages(conversation.source)
     plan = ConversationPlan(conversation, hashes)
@@ -60,19 +63,15 @@ def plan_conversation(ledger: Ledger, conversation: Conversation) -> Conversatio
     kept = set(plan.keep.values())
     plan.drop = [m for m in ledger.memory_ids([conversation.source]) if m not in kept]  # also an old document's
     plan.dropped_messages = len(set(existing.values()) - kept)
+    plan.reused = writer.reusable_vectors(plan.drop)
     return plan
 
 
 def plan_conversations(writer: Writer, conversations: Sequence[Conversation]) -> list[ConversationPlan]:
-    """Each conversation's plan, with the vectors of its dropped memories it can reuse (`reused`): read once and
-    handed to both `new_message_texts` and `write_conversations` (nothing of these files changes between)."""
+    """Each conversation's plan, read once and handed to both `new_message_texts` and `write_conversations`
+    (nothing of these files changes between)."""
     ledger = Ledger(writer.store)
-    plans = []
-    for conversation in conversations:
-        plan = plan_conversation(ledger, conversation)
-        plan.reused = writer.reusable_vectors(plan.drop)
-        plans.append(plan)
-    return plans
+    return [plan_conversation(writer, ledger, conversation) for conversation in conversations]
 
 
 def new_message_texts(plans: Sequence[ConversationPlan]) -> list[list[str]]:
@@ -81,9 +80,8 @@ def new_message_texts(plans: Sequence[ConversationPlan]) -> list[list[str]]:
     same model calls give each conversation the same vectors, bit for bit)."""
     out = []
     for plan in plans:
-        reused = plan.reused or {}
         new = (fit_content(m.content)[0] for m in plan.conversation.messages if m.position not in plan.keep)
-        out.append([t for t in dict.fromkeys(new) if t not in reused])
+        out.append([t for t in dict.fromkeys(new) if t not in plan.reused])
     return out
 
 
@@ -101,7 +99,7 @@ def write_conversations(
     speakers = resolve_speakers(writer, conversations)
     for index, conversation in enumerate(conversations):
         mark = time.perf_counter()
-        plan = plans[index] if plans is not None else plan_conversation(ledger, conversation)
+        plan = plans[index] if plans is not None else plan_conversation(writer, ledger, conversation)
         new = [m for m in conversation.messages if m.position not in plan.keep]
         requests: list[RememberRequest] = []
         try:  # every message is validated like any write before anything of the file changes
@@ -118,7 +116,7 @@ def write_conversations(
             summary.skipped.append(Skipped(conversation.display, f"message {failed} cannot be stored ({exc})"))
             summary.conversations_skipped += 1
             continue
-        vectors = dict(plan.reused) if plan.reused is not None else writer.reusable_vectors(plan.drop)
+        vectors = dict(plan.reused)
         existing = set(writer.store.existing(plan.drop))
         if existing:
             writer.forget(sorted(existing), erase=False)

@@ -490,9 +490,9 @@ def test_a_changed_chat_reindexed_beside_documents_is_planned_once_and_gets_the_
     plans: list[str] = []
     plan = conversation_writer.plan_conversation
 
-    def counted(ledger: object, conversation: conversation_writer.Conversation) -> object:
+    def counted(writer: object, ledger: object, conversation: conversation_writer.Conversation) -> object:
         plans.append(Path(conversation.display).name)
-        return plan(ledger, conversation)  # type: ignore[arg-type]
+        return plan(writer, ledger, conversation)  # type: ignore[arg-type]
 
     monkeypatch.setattr(conversation_writer, "plan_conversation", counted)
     vectors = []
