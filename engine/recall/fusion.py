@@ -287,7 +287,7 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
         src, linked = np.concatenate([src, more_src + len(found)]), np.concatenate([linked, more])
     every = pool_rows
     if outside_too:
-        outside = np.setdiff1d(linked, pool_rows)
+        outside = _missing_from(linked, pool_rows)
         if len(excluded):
             outside = np.setdiff1d(outside, excluded, assume_unique=True)
         every = np.concatenate([pool_rows, outside[np.argsort(table.keys_at(outside), kind="stable")]])
