@@ -13,7 +13,7 @@ from typing import Any
 # The reads the scale run times, in the order of the docs' tables and plot; `recommended` is `hebbs recall`'s
 # default (absent from results written before it was timed).
 SCALE_OPS = ("floor", "similarity", "temporal", "causal", "causal_seeded", "analogical", "all_four", "recommended",
-           "recall_counted")
+             "recall_counted")
 # Per-size figures (besides latency) whose growth is reported.
 SIZE_FIGURES = ("reopen_default_s", "reopen_s", "reopen_cpu_s", "disk_mib", "rss_default_mib", "rss_store_mib")
 

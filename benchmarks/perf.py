@@ -187,7 +187,7 @@ def time_reads(
     writing = {k: v for k, v in ops.items() if k in WRITING_READS}
     if writing:
         apart = _round_robin({"floor": ops["floor"], **writing}, cues, warmup, f"{label}, counted")
-        reads.update({k: apart[k] for k in writing}, **{FLOOR_OF_WRITING_READS: apart["floor"]})
+        reads.update({**{k: apart[k] for k in writing}, FLOOR_OF_WRITING_READS: apart["floor"]})
     return reads
 
 
