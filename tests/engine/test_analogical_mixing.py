@@ -99,7 +99,7 @@ def test_the_structural_support_opens_towards_alpha_1_and_closes_towards_0() -> 
     from engine.recall.strategies import structural_support
 
     structure = {"best": 0.6, "third": 0.2, "none": 0.0}
-    assert structural_support(structure, 0.5) == pytest.approx({"best": 1.0, "third": 1 / 3, "none": 0.0})
-    assert structural_support(structure, 0.8)["third"] == pytest.approx((1 / 3) ** 0.25)
-    assert structural_support(structure, 0.2)["third"] == pytest.approx((1 / 3) ** 4)
+    assert structural_support(structure, 0.5) == pytest.approx({"best": 1.0, "third": (1 / 3) ** 1.5, "none": 0.0})
+    assert structural_support(structure, 0.8)["third"] == pytest.approx((1 / 3) ** 0.375)
+    assert structural_support(structure, 0.2)["third"] == pytest.approx((1 / 3) ** 6)
     assert structural_support({"a": 0.0, "b": 0.0}, 0.5) == {"a": 1.0, "b": 1.0}  # nothing maps: surface as it is
