@@ -54,7 +54,7 @@ _SHARED_SIGNALS = ("entity_named",)
 def named_entities(cue: str, entities: Iterable[str | None]) -> set[str]:
     """Of `entities`, those the cue names by any word of the entity's name."""
     words = set(terms(cue))
-    return {e for e in set(entities) if e is not None and name_words(e) & words} if words else set()
+    return {e for e in set(entities) if e is not None and not name_words(e).isdisjoint(words)} if words else set()
 
 
 def entity_named(inp: RecallInputs, entities: Mapping[str, str | None]) -> dict[str, float]:
