@@ -236,11 +236,11 @@ class LexicalPostings:
             segment = self._segment
             assert segment is not None
             lists = self._term_postings(table, sorted(terms), b != 0.0, rows_total)
+            stale = self._stale if self._stale_held else _NO_STALE  # (no posting's row is stale)
             if sum(t.end - t.start for t in lists) > config.LEXICAL_COMPILED_MIN_POSTINGS and _kernel() is not None:
-                search = partial(_compiled, segment.tables[table], lists, limit, k1, b, mean_length, self._stale,
+                search = partial(_compiled, segment.tables[table], lists, limit, k1, b, mean_length, stale,
                                  self._ranks(), self._scratch(segment.width))
             else:
-                stale = self._stale if self._stale_held else _NO_STALE
                 search = partial(_score_every_posting, segment.tables[table], lists, stale, k1, b, mean_length)
             self._stale_lent = True  # (`_hide` copies it before changing it)
         found_rows, found_scores = search()  # outside the lock: the other table's search (and writes) need not wait

@@ -48,11 +48,11 @@ def _numpy_best(rows: np.ndarray, counts: np.ndarray, lengths: np.ndarray, spans
     terms=st.integers(1, 6),
     limit=st.integers(1, 60),
     b=st.sampled_from([0.0, 0.75]),
-    stale_share=st.sampled_from([0.0, 0.1, 0.5]),
+    stale_share=st.sampled_from([None, 0.0, 0.1, 0.5]),  # None: an empty array (no row is stale)
     top_count=st.integers(1, 4),
 )
 def test_kernel_equals_numpy_scoring_every_posting(seed: int, width: int, terms: int, limit: int, b: float,
-                                                   stale_share: float, top_count: int) -> None:
+                                                   stale_share: float | None, top_count: int) -> None:
     rng = np.random.default_rng(seed)
     lists = [np.sort(rng.choice(width, size=int(rng.integers(0, width + 1)), replace=False)) for _ in range(terms)]
     rows = np.concatenate(lists).astype(np.int32)
@@ -61,11 +61,12 @@ def test_kernel_equals_numpy_scoring_every_posting(seed: int, width: int, terms:
     starts = ends - np.array([len(x) for x in lists], dtype=np.int64)
     weights = rng.uniform(0.1, 5.0, size=terms)
     lengths = rng.integers(1, 30, size=width).astype(np.int32)
-    stale = rng.random(width) < stale_share
+    stale = rng.random(width) < (stale_share or 0.0)
     rank = rng.permutation(width).astype(np.int64)
     scratch = np.zeros(width, dtype=np.float64)
 
-    got_rows, got_scores = bm25_kernel.best_rows(rows, counts, lengths, starts, ends, weights, K1, b, 9.5, stale,
+    marked = stale if stale_share is not None else np.zeros(0, dtype=bool)
+    got_rows, got_scores = bm25_kernel.best_rows(rows, counts, lengths, starts, ends, weights, K1, b, 9.5, marked,
                                                  rank, limit, scratch)
     order = np.lexsort((rank[got_rows], -got_scores))
     want_rows, want_scores = _numpy_best(rows, counts, lengths, list(zip(starts, ends, strict=True)),
