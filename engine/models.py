@@ -48,10 +48,11 @@ def iso(ts: datetime | None) -> str | None:
 def iso_micros(micros: np.ndarray) -> list[str]:
     """`iso` of many UTC times given as microseconds since the epoch, at once (numpy formats them; the
     same text as `iso(from_micros(t))`: seconds only when there is no fraction, else six digits)."""
-    stamps = np.asarray(micros, dtype=np.int64).astype("datetime64[us]")
-    whole = np.datetime_as_string(stamps, unit="s")
-    fine = np.datetime_as_string(stamps, unit="us")
-    return [f"{text}Z" for text in np.where(np.asarray(micros) % 1_000_000 == 0, whole, fine).tolist()]
+    micros = np.asarray(micros, dtype=np.int64)
+    # Formatted once, to the microsecond; a whole second's text is that without its ".000000".
+    fine = np.datetime_as_string(micros.astype("datetime64[us]"), unit="us").tolist()
+    return [f"{text[:-7]}Z" if whole else f"{text}Z"
+            for text, whole in zip(fine, (micros % 1_000_000 == 0).tolist(), strict=True)]
 
 
 def from_iso(text: str | None) -> datetime | None:

@@ -39,7 +39,7 @@ from engine.models import Strategy, StrategyDetail
 from engine.recall.calibration import from_z, standardised
 from engine.recall.lexical_query import terms
 from engine.recall.presets import FusionSettings
-from engine.recall.strategies import Hit, RecallInputs
+from engine.recall.strategies import Hit, HitColumns, RecallInputs
 from engine.recall.unnamed import name_words
 from engine.store.rows import NO_EPISODE
 
@@ -331,6 +331,11 @@ def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, abse
     return column
 
 
+def _ids_of(hits: Sequence[Hit]) -> list[str]:
+    """The hits' ids, in order (a `HitColumns` holds them as a list: no hit is made)."""
+    return hits.ids if isinstance(hits, HitColumns) else [h.id for h in hits]
+
+
 def _relevance_column(hits: Sequence[Hit], row: Mapping[str, int], size: int, cosine: np.ndarray | None
                       ) -> np.ndarray:
     """A strategy's relevance as a column over the pool (`_column`, absent: the lowest value), each hit's times its
@@ -339,8 +344,11 @@ def _relevance_column(hits: Sequence[Hit], row: Mapping[str, int], size: int, co
     number still goes through the dict, whose rules decide those)."""
     if not hits:
         return np.zeros(size, dtype=np.float64)
-    ids = [h.id for h in hits]
-    values = np.fromiter([h.relevance for h in hits], dtype=np.float64, count=len(hits))
+    ids = _ids_of(hits)
+    if isinstance(hits, HitColumns):
+        values = np.array(hits.relevance, dtype=np.float64)
+    else:
+        values = np.fromiter([h.relevance for h in hits], dtype=np.float64, count=len(hits))
     at = np.fromiter(map(row.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
     inside = at >= 0
     if cosine is not None:
@@ -359,7 +367,7 @@ def _relevance_column(hits: Sequence[Hit], row: Mapping[str, int], size: int, co
 
 def frame(
     inp: RecallInputs,
-    hit_lists: Mapping[Strategy, list[Hit]],
+    hit_lists: Mapping[Strategy, Sequence[Hit]],
     windows: bool = True,
     entities: bool = True,
     unnamed: bool = True,
@@ -370,7 +378,7 @@ def frame(
     unnamed-cue similarity (each is skipped when its weight is 0); `smoothing`: the same-episode neighbours
     and episodes of the pool (skipped by a fusion that does not smooth: the frame's scores do not read them).
     Each signal is one float64 column over the pool; the work per candidate in Python is a few dict reads."""
-    found = list(dict.fromkeys(h.id for hits in hit_lists.values() for h in hits))
+    found = list(dict.fromkeys(chain.from_iterable(map(_ids_of, hit_lists.values()))))
     if not found:
         return EMPTY_FRAME
     windows = windows and Strategy.SIMILARITY in hit_lists
@@ -477,7 +485,7 @@ class Fusion:
     _z: np.ndarray  # every pool member's smoothed score in standard deviations over the pool
     _relevance: np.ndarray  # and its calibrated relevance
     _row: Mapping[str, int]  # each kept id's row in the frame
-    _hit_lists: Mapping[Strategy, list[Hit]]
+    _hit_lists: Mapping[Strategy, Sequence[Hit]]
 
     def details(self, ids: Collection[str]) -> dict[str, tuple[StrategyDetail, ...]]:
         """Each strategy's detail of each of `ids` (kept ids), with the signals' z-scores, the fused score and its
@@ -488,9 +496,11 @@ class Fusion:
         for strategy, hits in self._hit_lists.items():
             own = _SIGNALS_OF.get(strategy, (strategy.value,))
             names = [s for s in (*own, *_SHARED_SIGNALS) if s in table.signals]
-            for h in hits:
-                if h.id not in wanted:
-                    continue
+            if isinstance(hits, HitColumns):  # only the wanted hits are made
+                chosen = hits.at([n for n, i in enumerate(hits.ids) if i in wanted])
+            else:
+                chosen = [h for h in hits if h.id in wanted]
+            for h in chosen:
                 n = row[h.id]
                 extra_fields: dict[str, object] = {f"z_{s}": round(float(table.z[n, table.signals.index(s)]), 4)
                                                    for s in names}
@@ -510,7 +520,7 @@ class Fusion:
 
 
 def fused(
-    inp: RecallInputs, hit_lists: Mapping[Strategy, list[Hit]], settings: FusionSettings, limit: int
+    inp: RecallInputs, hit_lists: Mapping[Strategy, Sequence[Hit]], settings: FusionSettings, limit: int
 ) -> Fusion:
     """The best `limit` candidates with their fused relevance, best first (details on demand)."""
     table = frame(inp, hit_lists, windows=settings.weight("similarity_window") > 0,

@@ -30,7 +30,7 @@ class Candidates(NamedTuple):
     details: Callable[[Collection[str]], Mapping[str, Sequence[StrategyDetail]]]
 
 
-def best_of(hit_lists: Sequence[list[Hit]]) -> Candidates:
+def best_of(hit_lists: Sequence[Sequence[Hit]]) -> Candidates:
     """Strategies' hits as candidates (de-duplicated by id, keeping the highest relevance)."""
     out: dict[str, tuple[float, list[StrategyDetail]]] = {}
     for hits in hit_lists:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -46,7 +46,7 @@ EXACT_SEARCH_MAX_MEMORIES = 5000
 
 
 # Which function runs each strategy.
-STRATEGIES: dict[Strategy, Callable[[RecallInputs], list[Hit]]] = {
+STRATEGIES: dict[Strategy, Callable[[RecallInputs], Sequence[Hit]]] = {
     Strategy.SIMILARITY: similarity,
     Strategy.TEMPORAL: temporal,
     Strategy.CAUSAL: causal,
@@ -220,7 +220,7 @@ class Recaller:
         vectors = self._embed([request.cue] if cue_unnamed is None else [request.cue, cue_unnamed])
         return vectors[0], (vectors[1] if cue_unnamed is not None else None)
 
-    def _run_strategies(self, inputs: RecallInputs) -> list[list[Hit]]:
+    def _run_strategies(self, inputs: RecallInputs) -> list[Sequence[Hit]]:
         strategies = inputs.request.strategies
         if len(strategies) == 1:
             return [STRATEGIES[strategies[0]](inputs)]
@@ -233,7 +233,7 @@ class Recaller:
         fusion = fused(inputs, self._fused_hits(inputs), request.fusion, limit)
         return Candidates(dict(zip(fusion.ids, fusion.relevance, strict=True)), fusion.details)
 
-    def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, list[Hit]]:
+    def _fused_hits(self, inputs: RecallInputs) -> dict[Strategy, Sequence[Hit]]:
         """Each strategy's hits for a fused recall. Similarity and lexical search a pool wider than top_k,
         exactly (HNSW asked for every memory) when the store is small."""
         request = inputs.request
@@ -255,7 +255,7 @@ class Recaller:
             width = max(inputs.overfetch(pool_k), ef)
             seeding = dataclasses.replace(inputs, request=dataclasses.replace(request, ef_search=width), exact=exact)
 
-        def run(strategy: Strategy) -> list[Hit]:
+        def run(strategy: Strategy) -> Sequence[Hit]:
             chosen = wide if strategy in (Strategy.SIMILARITY, Strategy.LEXICAL) else narrow
             return STRATEGIES[strategy](seeding if strategy == Strategy.CAUSAL else chosen)
 

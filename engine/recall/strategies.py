@@ -6,12 +6,12 @@ They read the indexes only; hydration, scoring and access counting happen once, 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Mapping as ReadOnlyMap
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -59,6 +59,64 @@ class Hit:
     id: str
     relevance: float
     detail: StrategyDetail
+
+
+class HitColumns(Sequence[Hit]):
+    """A strategy's hits as columns: their ids, their relevances (float64) and a function that makes the detail
+    fields of the hits at given positions, each `Hit` made only when read. A fused recall reads the ids and
+    relevances of a temporal pool of hundreds and the details of the few it keeps (engine/recall/fusion.py), and
+    making every hit of the pool (a `Hit`, a `StrategyDetail`, its fields and timestamp) cost more than the rest
+    of the strategy. Read as a sequence it is the list of `Hit`s the strategy made before, equal to it."""
+
+    __slots__ = ("strategy", "ids", "relevance", "_fields", "_made")
+
+    def __init__(self, strategy: Strategy, ids: list[str], relevance: np.ndarray,
+                 fields: Callable[[np.ndarray], list[dict[str, Any]]]) -> None:
+        self.strategy = strategy
+        self.ids = ids
+        self.relevance = relevance
+        self._fields = fields
+        self._made: list[Hit] | None = None
+
+    def at(self, positions: Sequence[int]) -> list[Hit]:
+        """The hits at the given positions, in that order (made now, unless all were made already)."""
+        if self._made is not None:
+            return [self._made[n] for n in positions]
+        where = np.asarray(positions, dtype=np.int64)
+        strategy, ids = self.strategy, self.ids
+        return [Hit(ids[n], relevance, StrategyDetail(strategy, relevance, fields))
+                for n, relevance, fields in zip(where.tolist(), self.relevance[where].tolist(), self._fields(where),
+                                                strict=True)]
+
+    def _all(self) -> list[Hit]:
+        if self._made is None:
+            self._made = self.at(range(len(self.ids)))
+        return self._made
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, n: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, n: slice) -> list[Hit]: ...
+
+    def __getitem__(self, n: int | slice) -> Hit | list[Hit]:
+        return self._all()[n]
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HitColumns):
+            return self._all() == other._all()
+        return self._all() == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HitColumns({self._all()!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,21 +247,23 @@ class RecallInputs:
         return [Neighbour(rows[n][0], float(distances[n])) for n in ordered]
 
 
-def similarity(inp: RecallInputs) -> list[Hit]:
+def similarity(inp: RecallInputs) -> Sequence[Hit]:
+    """The cue's nearest memories, relevance 1 - cosine distance (a fused recall's pool of 100: `HitColumns`)."""
     req = inp.request
     assert inp.cue_embedding is not None
     # Ask for a few more than top_k so that dropping excluded ids still leaves top_k.
-    neighbours = inp.nearest(inp.overfetch(req.top_k))
-    hits = []
-    for n in neighbours:
-        if n.id in inp.excluded:
-            continue
-        relevance = 1.0 - n.distance
-        hits.append(Hit(n.id, relevance, StrategyDetail(Strategy.SIMILARITY, relevance, {"distance": n.distance})))
-    return hits[: req.top_k]
+    excluded = inp.excluded
+    kept = [n for n in inp.nearest(inp.overfetch(req.top_k)) if n.id not in excluded][: req.top_k]
+    distances = [n.distance for n in kept]
+
+    def fields(at: np.ndarray) -> list[dict[str, Any]]:
+        return [{"distance": distances[n]} for n in at.tolist()]
+
+    relevance = 1.0 - np.array(distances, dtype=np.float64)  # the same doubles as 1.0 - each distance in Python
+    return HitColumns(Strategy.SIMILARITY, [n.id for n in kept], relevance, fields)
 
 
-def temporal(inp: RecallInputs) -> list[Hit]:
+def temporal(inp: RecallInputs) -> Sequence[Hit]:
     """An entity's memories within the range, newest first, as candidates for the composite cut.
 
     The newest `temporal_pool(top_k)` of the window are candidates, so an entity's weightier memories
@@ -248,12 +308,12 @@ def temporal(inp: RecallInputs) -> list[Hit]:
         vectors = table.embeddings_at(rows[present]) if table is not None else inp.embeddings(ids.tolist(), stored)
         with one_thread():  # a small product (engine/blas.py)
             relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
-    return [
-        Hit(memory_id, relevance_, StrategyDetail(Strategy.TEMPORAL, relevance_, {"rank": rank, "timestamp": stamp}))
-        for memory_id, stamp, rank, relevance_ in zip(
-            ids.tolist(), iso_micros(times), ranks.tolist(), relevance.tolist(), strict=True
-        )
-    ]
+
+    def fields(at: np.ndarray) -> list[dict[str, Any]]:
+        return [{"rank": rank, "timestamp": stamp} for rank, stamp in zip(ranks[at].tolist(), iso_micros(times[at]),
+                                                                            strict=True)]
+
+    return HitColumns(Strategy.TEMPORAL, ids.tolist(), relevance.astype(np.float64, copy=False), fields)
 
 
 def _top_by_composite(inp: RecallInputs, ids: np.ndarray, times: np.ndarray, k: int) -> np.ndarray:

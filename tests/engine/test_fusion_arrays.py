@@ -21,7 +21,7 @@ import pytest
 from engine.api.requests import build_request
 from engine.index.candidates import CandidateTable
 from engine.models import Strategy, StrategyDetail
-from engine.recall import calibration_fit, fusion
+from engine.recall import calibration_fit, fusion, strategies
 from engine.recall.presets import PLAIN_FUSION, PRESETS, FusionSettings
 from engine.recall.strategies import Hit, RecallInputs
 from engine.store.rows import NO_EPISODE, CandidateColumns, FusionRow
@@ -322,3 +322,59 @@ def test_relevance_column_is_the_dict_column(seed: int) -> None:
         expected = fusion._column(values, row, size, False)  # noqa: SLF001
         got = fusion._relevance_column(hits, row, size, cos)  # noqa: SLF001
         assert got.dtype == np.float64 and got.tobytes() == expected.tobytes()
+
+
+def _as_columns(hits: list[Hit], strategy: Strategy) -> strategies.HitColumns:
+    """The hits as a `HitColumns` whose hits, when made, are these hits' equals."""
+    fields = [h.detail.fields for h in hits]
+    relevance = np.array([h.relevance for h in hits], dtype=np.float64)
+    return strategies.HitColumns(strategy, [h.id for h in hits], relevance,
+                                 lambda at: [dict(fields[n]) for n in at.tolist()])
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_fusion_of_hit_columns_is_the_fusion_of_their_hits(seed: int) -> None:
+    """A strategy's hits as columns (temporal and similarity return them) fuse as the list of their hits does:
+    the same frame bit for bit, the same fused ids and relevances, the same details, any subset of them."""
+    with_table, from_store, hit_lists = _case(seed)
+    columns = {s: _as_columns(hits, s) for s, hits in hit_lists.items()}
+    for inp in (with_table, from_store):
+        for windows, smoothing in ((True, True), (False, False), (False, True)):
+            a = fusion.frame(inp, hit_lists, windows, True, True, smoothing)
+            b = fusion.frame(inp, columns, windows, True, True, smoothing)
+            assert a.pool == b.pool and a.signals == b.signals
+            for name in ("raw", "z", "neighbours", "group", "grouped", "by_id"):
+                assert getattr(a, name).tobytes() == getattr(b, name).tobytes(), name
+        for settings in SETTINGS[:3]:
+            for limit in (5, 1000):
+                plain = fusion.fused(inp, hit_lists, settings, limit)
+                fast = fusion.fused(inp, {s: _as_columns(h, s) for s, h in hit_lists.items()}, settings, limit)
+                assert fast.ids == plain.ids and fast.relevance == plain.relevance
+                assert fast.details(fast.ids) == plain.details(plain.ids)
+                some = plain.ids[1::2]
+                assert fast.details(some) == plain.details(some)
+
+
+def test_hit_columns_read_as_the_list_of_their_hits() -> None:
+    """Indexing, slicing, iterating, `at` (only the hits asked for are made, each once all are made) and equality
+    with the list, both ways."""
+    made: list[list[int]] = []
+
+    def fields(at: np.ndarray) -> list[dict[str, object]]:
+        made.append(at.tolist())
+        return [{"rank": n, "timestamp": f"t{n}"} for n in at.tolist()]
+
+    ids = ["c", "a", "b", "a"]
+    relevance = np.array([0.5, 0.25, 1.0, 0.0])
+    expected = [Hit(i, r, StrategyDetail(Strategy.TEMPORAL, r, {"rank": n, "timestamp": f"t{n}"}))
+                for n, (i, r) in enumerate(zip(ids, relevance.tolist(), strict=True))]
+    columns = strategies.HitColumns(Strategy.TEMPORAL, ids, relevance, fields)
+    assert len(columns) == 4 and columns.ids == ids and not made
+    assert columns.at([2, 0]) == [expected[2], expected[0]] and made == [[2, 0]]
+    assert columns.at([]) == []
+    assert columns[1] == expected[1] and columns[-1] == expected[-1] and columns[1:3] == expected[1:3]
+    assert list(columns) == expected and columns == expected and expected == columns
+    assert columns.at([3])[0] is columns[3]  # made once, then read
+    assert columns != expected[:3] and columns == strategies.HitColumns(Strategy.TEMPORAL, ids, relevance, fields)
+    empty = strategies.HitColumns(Strategy.SIMILARITY, [], np.zeros(0), fields)
+    assert not empty and list(empty) == [] and empty == []

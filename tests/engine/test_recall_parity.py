@@ -30,8 +30,9 @@ from engine.embedding import Embedder
 from engine.index.candidates import CandidateTable
 from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
-from engine.models import RecallResult, iso, iso_micros
+from engine.models import RecallResult, Strategy, StrategyDetail, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
+from engine.recall import recaller as recaller_module
 from engine.recall.lexical_query import terms
 from engine.recall.presets import RECOMMENDED
 from engine.store import windows
@@ -469,3 +470,56 @@ def test_the_default_recalls_columnar_frame_equals_the_per_candidate_reference(
     reference = reference_fuse(inputs, hits, settings_, 40)
     assert list(result.ids) == [r[0] for r in reference]
     assert np.allclose(result.relevance, [r[1] for r in reference], rtol=0, atol=1e-12)
+
+
+def _plain_similarity(inp: strategies.RecallInputs) -> list[strategies.Hit]:
+    """Similarity's hits made one by one, as the strategy made them before `HitColumns`."""
+    hits = []
+    for n in inp.nearest(inp.overfetch(inp.request.top_k)):
+        if n.id not in inp.excluded:
+            relevance = 1.0 - n.distance
+            hits.append(strategies.Hit(n.id, relevance, StrategyDetail(Strategy.SIMILARITY, relevance,
+                                                                       {"distance": n.distance})))
+    return hits[: inp.request.top_k]
+
+
+def _plain_temporal(inp: strategies.RecallInputs) -> list[strategies.Hit]:
+    """Temporal's hits made one by one, each timestamp formatted on its own (`iso`)."""
+    request = inp.request
+    assert request.entity_id is not None and inp.cue_embedding is not None
+    ids, times = inp.timeline().window(request.entity_id, None, None, limit=strategies.temporal_pool(request.top_k))
+    table = inp.table()
+    assert table is not None
+    present = table.rows_of(ids.tolist()) >= 0
+    ranks = np.arange(len(ids))[present]
+    ids, times = ids[present], times[present]
+    relevance = np.maximum(0.0, table.embeddings(ids.tolist()) @ inp.cue_embedding).astype(np.float64)
+    return [strategies.Hit(i, r, StrategyDetail(Strategy.TEMPORAL, r, {"rank": k, "timestamp": iso(from_micros(t))}))
+            for i, t, k, r in zip(ids.tolist(), times.tolist(), ranks.tolist(), relevance.tolist(), strict=True)]
+
+
+def test_temporal_and_similarity_columns_are_the_hits_made_one_by_one(store_engine: MemoryEngine) -> None:
+    """Temporal and similarity return their hits as columns (`HitColumns`), made when read: read, they are the
+    hits the strategies made one by one, ids, relevances and detail fields equal bit for bit; the all-four
+    recall that fuses them is unchanged by reading every hit first."""
+    engine = store_engine
+    recaller = engine._recaller  # noqa: SLF001 - the strategies' hits are what is under test
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    for cue in [*CUES, STORY_CUE]:
+        for top_k in (3, 10, 100):
+            request = build_request(cue, top_k=top_k, strategies=ALL_FOUR, entity_id=speaker, max_depth=5)
+            inputs = recaller._inputs(request)  # noqa: SLF001
+            temporal, similarity = strategies.temporal(inputs), strategies.similarity(inputs)
+            assert isinstance(temporal, strategies.HitColumns) and isinstance(similarity, strategies.HitColumns)
+            assert len(temporal) and len(similarity)
+            for got, plain in ((temporal, _plain_temporal(inputs)), (similarity, _plain_similarity(inputs))):
+                assert [(h.id, h.relevance, h.detail) for h in got] == [(h.id, h.relevance, h.detail) for h in plain]
+            assert [type(h.relevance) for h in temporal] == [float] * len(temporal)
+        fused = _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker,
+                                                        max_depth=5)))
+        with pytest.MonkeyPatch.context() as patch:  # the strategies' hits as lists, every hit made
+            for strategy in (Strategy.TEMPORAL, Strategy.SIMILARITY):
+                patch.setitem(recaller_module.STRATEGIES, strategy,
+                              lambda inp, run=recaller_module.STRATEGIES[strategy]: list(run(inp)))
+            assert _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker,
+                                                           max_depth=5))) == fused
