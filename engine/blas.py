@@ -48,7 +48,11 @@ def one_thread() -> Iterator[None]:
     with _lock:
         if _inside == 0:
             _take_control()
-            _restore = blas.limit(limits=1)
+            # Each library's count read and set directly: `blas.limit` first reads every library's whole `info()`
+            # (version, architecture, ...), 13 us a recall step, for the same counts and the same calls.
+            _restore = [(c, c.get_num_threads()) for c in blas.lib_controllers]
+            for c, _ in _restore:
+                c.set_num_threads(1)
         _inside += 1
     try:
         yield
@@ -57,7 +61,9 @@ def one_thread() -> Iterator[None]:
             _inside -= 1
             if _inside == 0 and _restore is not None:
                 _take_control()
-                _restore.restore_original_limits()
+                for c, count in _restore:
+                    if count is not None:
+                        c.set_num_threads(count)
                 _restore = None
                 _take_control()
 
