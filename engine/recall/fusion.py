@@ -336,6 +336,18 @@ def _ids_of(hits: Sequence[Hit]) -> list[str]:
     return hits.ids if isinstance(hits, HitColumns) else [h.id for h in hits]
 
 
+def _field_column(hits: Sequence[Hit], name: str, row: Mapping[str, int], size: int) -> np.ndarray:
+    """A detail field of the hits (0 where absent) as a column over the pool (0 for the pool's others): read from
+    the columns a `HitColumns` holds (its ids are distinct) without making its hits."""
+    if not isinstance(hits, HitColumns) or name not in hits.columns:
+        return _column({h.id: float(h.detail.fields.get(name, 0.0)) for h in hits}, row, size, True)
+    at = np.fromiter(map(row.get, hits.ids, repeat(-1)), dtype=np.int64, count=len(hits.ids))
+    inside = at >= 0
+    column = np.zeros(size, dtype=np.float64)
+    column[at[inside]] = np.array(hits.columns[name], dtype=np.float64)[inside]
+    return column
+
+
 def _relevance_column(hits: Sequence[Hit], row: Mapping[str, int], size: int, cosine: np.ndarray | None
                       ) -> np.ndarray:
     """A strategy's relevance as a column over the pool (`_column`, absent: the lowest value), each hit's times its
@@ -423,9 +435,8 @@ def frame(
                 columns.append(plain)
         elif strategy == Strategy.LEXICAL:
             names += ["lexical", "lexical_window"]
-            columns.append(_column({h.id: float(h.detail.fields.get("bm25", 0.0)) for h in hits}, at, size, True))
-            columns.append(_column({h.id: float(h.detail.fields.get("window_bm25", 0.0)) for h in hits}, at, size,
-                                   True))
+            columns.append(_field_column(hits, "bm25", at, size))
+            columns.append(_field_column(hits, "window_bm25", at, size))
         else:
             names.append(strategy.value)
             # causal and temporal hits earn their place through the cue: its cosine times their relevance

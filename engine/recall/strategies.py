@@ -68,13 +68,15 @@ class HitColumns(Sequence[Hit]):
     making every hit of the pool (a `Hit`, a `StrategyDetail`, its fields and timestamp) cost more than the rest
     of the strategy. Read as a sequence it is the list of `Hit`s the strategy made before, equal to it."""
 
-    __slots__ = ("strategy", "ids", "relevance", "_fields", "_made")
+    __slots__ = ("strategy", "ids", "relevance", "columns", "_fields", "_made")
 
     def __init__(self, strategy: Strategy, ids: list[str], relevance: np.ndarray,
-                 fields: Callable[[np.ndarray], list[dict[str, Any]]]) -> None:
+                 fields: Callable[[np.ndarray], list[dict[str, Any]]],
+                 columns: ReadOnlyMap[str, list[float]] | None = None) -> None:
         self.strategy = strategy
         self.ids = ids
         self.relevance = relevance
+        self.columns = columns or {}  # detail fields of every hit, in order, that fusion reads as signals
         self._fields = fields
         self._made: list[Hit] | None = None
 

@@ -32,6 +32,7 @@ from engine.index.derived import DerivedIndexes
 from engine.index.vector import VectorIndex
 from engine.models import RecallResult, Strategy, StrategyDetail, iso, iso_micros
 from engine.recall import fusion, ranking, scoring, strategies
+from engine.recall import lexical as lexical_module
 from engine.recall import recaller as recaller_module
 from engine.recall.lexical_query import terms
 from engine.recall.presets import RECOMMENDED
@@ -523,3 +524,39 @@ def test_temporal_and_similarity_columns_are_the_hits_made_one_by_one(store_engi
                               lambda inp, run=recaller_module.STRATEGIES[strategy]: list(run(inp)))
             assert _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker,
                                                            max_depth=5))) == fused
+
+
+def _plain_lexical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
+    """Lexical's hits made one by one, as the strategy made them before `HitColumns`."""
+    own, window = lexical_module.lexical_signals(inp, max(lexical_module.LEXICAL_POOL, inp.request.top_k))
+    hits = []
+    for memory_id in dict.fromkeys([*own, *window]):
+        total = own.get(memory_id, 0.0) + window.get(memory_id, 0.0)
+        relevance = total / (total + lexical_module.LEXICAL_RELEVANCE_HALF)
+        fields = {"bm25": round(own.get(memory_id, 0.0), 4), "window_bm25": round(window.get(memory_id, 0.0), 4)}
+        hits.append(strategies.Hit(memory_id, relevance, StrategyDetail(Strategy.LEXICAL, relevance, fields)))
+    hits.sort(key=lambda h: (-h.relevance, h.id))
+    return hits
+
+
+def test_lexical_columns_are_the_hits_made_one_by_one(store_engine: MemoryEngine) -> None:
+    """Lexical returns its hits as columns (`HitColumns`, the BM25 fields as columns fusion reads): read, they are
+    the hits it made one by one, bit for bit; the default recall (and lexical alone) is unchanged by reading every
+    hit first, which sends the fusion frame through the per-hit dicts."""
+    engine = store_engine
+    recaller = engine._recaller  # noqa: SLF001 - the strategy's hits are what is under test
+    for cue in [*CUES, STORY_CUE]:
+        for top_k in (3, 10, 150):
+            inputs = recaller._inputs(build_request(cue, top_k=top_k, strategies=["lexical"]))  # noqa: SLF001
+            got = lexical_module.lexical(inputs)
+            assert isinstance(got, strategies.HitColumns) and len(got)
+            assert [(h.id, h.relevance, h.detail) for h in got] == [
+                (h.id, h.relevance, h.detail) for h in _plain_lexical(inputs)]
+            assert [type(h.relevance) for h in got] == [float] * len(got)
+        default = _detailed(engine.retrieve(build_request(cue, top_k=10)))
+        alone = _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=["lexical"])))
+        with pytest.MonkeyPatch.context() as patch:  # the hits as a list, every hit made
+            patch.setitem(recaller_module.STRATEGIES, Strategy.LEXICAL,
+                          lambda inp, run=recaller_module.STRATEGIES[Strategy.LEXICAL]: list(run(inp)))
+            assert _detailed(engine.retrieve(build_request(cue, top_k=10))) == default
+            assert _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=["lexical"]))) == alone
