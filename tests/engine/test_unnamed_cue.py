@@ -44,6 +44,18 @@ def _rank(engine: MemoryEngine, cue: str, memory_id: str, weight: float) -> int:
     return [r.memory.id for r in ranked].index(memory_id)
 
 
+def test_unnamed_follows_the_entities_it_is_given_each_time() -> None:
+    """The name words are remembered for the tuple of entities last asked for: a new tuple (an entity came or
+    went), even one equal to an older one, is read again, never answered from the last."""
+    cue = "What did Zed say about boats?"
+    before = ("ann_lee", "bob")
+    assert unnamed(cue, before) is None and unnamed(cue, before) is None
+    after = (*before, "zed")
+    assert unnamed(cue, after) == "What did say about boats?"
+    assert unnamed(cue, before) is None  # back to the earlier entities
+    assert unnamed(cue, tuple(after)) == unnamed(cue, ["ann_lee", "bob", "zed"]) == "What did say about boats?"
+
+
 def test_a_cue_naming_an_entity_ranks_the_relation_higher_with_the_signal(engine: MemoryEngine) -> None:
     ids = _store(engine)
     hobby = ids["Maya: Every Saturday I go rock climbing and on Sundays I paint watercolours."]
