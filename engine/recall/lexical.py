@@ -52,8 +52,8 @@ def lexical(inp: RecallInputs) -> HitColumns:
     bm25 = [round(v, 4) for v in own_scores[order].tolist()]
     window_bm25 = [round(v, 4) for v in window_scores[order].tolist()]
 
-    def fields(at: np.ndarray) -> list[dict[str, Any]]:
-        return [{"bm25": bm25[n], "window_bm25": window_bm25[n]} for n in at.tolist()]
+    def fields(at: list[int]) -> list[dict[str, Any]]:
+        return [{"bm25": bm25[n], "window_bm25": window_bm25[n]} for n in at]
 
     return HitColumns(Strategy.LEXICAL, [ids[n] for n in order], relevance[order], fields,
                       {"bm25": bm25, "window_bm25": window_bm25})

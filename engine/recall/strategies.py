@@ -71,7 +71,7 @@ class HitColumns(Sequence[Hit]):
     __slots__ = ("strategy", "ids", "relevance", "columns", "_fields", "_made")
 
     def __init__(self, strategy: Strategy, ids: list[str], relevance: np.ndarray,
-                 fields: Callable[[np.ndarray], list[dict[str, Any]]],
+                 fields: Callable[[list[int]], list[dict[str, Any]]],
                  columns: ReadOnlyMap[str, list[float]] | None = None) -> None:
         self.strategy = strategy
         self.ids = ids
@@ -84,11 +84,10 @@ class HitColumns(Sequence[Hit]):
         """The hits at the given positions, in that order (made now, unless all were made already)."""
         if self._made is not None:
             return [self._made[n] for n in positions]
-        where = np.asarray(positions, dtype=np.int64)
-        strategy, ids = self.strategy, self.ids
-        return [Hit(ids[n], relevance, StrategyDetail(strategy, relevance, fields))
-                for n, relevance, fields in zip(where.tolist(), self.relevance[where].tolist(), self._fields(where),
-                                                strict=True)]
+        where = list(positions)  # a few, in a fused recall's details: Python ints, no small arrays to make
+        strategy, ids, relevance = self.strategy, self.ids, self.relevance.item  # (item: a Python float)
+        return [Hit(ids[n], r, StrategyDetail(strategy, r, fields))
+                for n, r, fields in zip(where, map(relevance, where), self._fields(where), strict=True)]
 
     def _all(self) -> list[Hit]:
         if self._made is None:
@@ -258,8 +257,8 @@ def similarity(inp: RecallInputs) -> Sequence[Hit]:
     kept = [n for n in inp.nearest(inp.overfetch(req.top_k)) if n.id not in excluded][: req.top_k]
     distances = [n.distance for n in kept]
 
-    def fields(at: np.ndarray) -> list[dict[str, Any]]:
-        return [{"distance": distances[n]} for n in at.tolist()]
+    def fields(at: list[int]) -> list[dict[str, Any]]:
+        return [{"distance": distances[n]} for n in at]
 
     relevance = 1.0 - np.array(distances, dtype=np.float64)  # the same doubles as 1.0 - each distance in Python
     return HitColumns(Strategy.SIMILARITY, [n.id for n in kept], relevance, fields)
@@ -311,7 +310,7 @@ def temporal(inp: RecallInputs) -> Sequence[Hit]:
         with one_thread():  # a small product (engine/blas.py)
             relevance = np.maximum(0.0, vectors @ inp.cue_embedding).astype(np.float64)
 
-    def fields(at: np.ndarray) -> list[dict[str, Any]]:
+    def fields(at: list[int]) -> list[dict[str, Any]]:
         return [{"rank": rank, "timestamp": stamp} for rank, stamp in zip(ranks[at].tolist(), iso_micros(times[at]),
                                                                             strict=True)]
 

@@ -329,7 +329,7 @@ def _as_columns(hits: list[Hit], strategy: Strategy) -> strategies.HitColumns:
     fields = [h.detail.fields for h in hits]
     relevance = np.array([h.relevance for h in hits], dtype=np.float64)
     return strategies.HitColumns(strategy, [h.id for h in hits], relevance,
-                                 lambda at: [dict(fields[n]) for n in at.tolist()])
+                                 lambda at: [dict(fields[n]) for n in at])
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -360,9 +360,9 @@ def test_hit_columns_read_as_the_list_of_their_hits() -> None:
     with the list, both ways."""
     made: list[list[int]] = []
 
-    def fields(at: np.ndarray) -> list[dict[str, object]]:
-        made.append(at.tolist())
-        return [{"rank": n, "timestamp": f"t{n}"} for n in at.tolist()]
+    def fields(at: list[int]) -> list[dict[str, object]]:
+        made.append(list(at))
+        return [{"rank": n, "timestamp": f"t{n}"} for n in at]
 
     ids = ["c", "a", "b", "a"]
     relevance = np.array([0.5, 0.25, 1.0, 0.0])

@@ -385,6 +385,9 @@ def test_iso_micros_formats_like_iso_of_each_time() -> None:
     ])
     assert iso_micros(times) == [iso(from_micros(int(t))) for t in times]
     assert iso_micros(np.array([], dtype=np.int64)) == []
+    for start in range(0, len(times), 7):  # a few at a time are formatted one by one: the same text
+        few = times[start : start + int(rng.integers(1, 18))]
+        assert iso_micros(few) == [iso(from_micros(int(t))) for t in few]
 
 
 def test_all_four_searches_the_vector_index_once_and_seeds_causal_with_the_nearest(
