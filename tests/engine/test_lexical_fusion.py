@@ -59,6 +59,27 @@ def test_lexical_strategy_reports_bm25_and_stemmed_matches(engine: MemoryEngine)
     assert 0 < detail["relevance"] < 1
 
 
+def test_matched_words_are_marked_for_the_results_with_a_lexical_detail_only(engine: MemoryEngine,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    _conversation(engine)
+    asked: list[str] = []
+    store = engine._store  # noqa: SLF001 - which memories are marked is what is under test
+    marks = store.lexical_marks
+
+    def spied(match: str, ids: list[str]) -> dict[str, str]:
+        asked.extend(ids)
+        return marks(match, ids)
+
+    monkeypatch.setattr(store, "lexical_marks", spied)
+    results = engine.recall("repaired bicycles", preset="recommended", top_k=len(TURNS))
+    lexical = {r.memory.id: d.fields for r in results for d in r.strategy_details if d.strategy.value == "lexical"}
+    assert lexical and len(lexical) < len(results)  # some results came by similarity alone
+    assert sorted(asked) == sorted(lexical)
+    assert all("matched_terms" in fields for fields in lexical.values())
+    bicycle = next(r.memory.id for r in results if r.memory.content.startswith("Leo: I spent the weekend"))
+    assert set(lexical[bicycle]["matched_terms"]) == {"repairing", "bicycle"}
+
+
 def test_window_finds_a_turn_by_its_neighbours_words_within_its_session(engine: MemoryEngine) -> None:
     _conversation(engine)
     found = dict(_lexical(engine, "golden retriever"))
