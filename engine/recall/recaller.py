@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,9 @@ FUSION_RANKED_FACTOR = 4
 # Stores up to this many memories are searched exactly (HNSW asked for every memory = brute force).
 EXACT_SEARCH_MAX_MEMORIES = 5000
 
+
+# A lexical search's answer: (memory id, BM25 score), best first.
+Found = list[tuple[str, float]]
 
 # Which function runs each strategy.
 STRATEGIES: dict[Strategy, Callable[[RecallInputs], Sequence[Hit]]] = {
@@ -187,10 +190,14 @@ class Recaller:
             lexical_ahead=lexical_ahead,
         )
 
-    def _search_text_meanwhile(self, request: RecallRequest) -> dict[tuple[str, tuple[str, ...], int], Any]:
+    def _search_text_meanwhile(self, request: RecallRequest) -> dict[tuple[str, tuple[str, ...], int], Future[Found]]:
         """The lexical strategy's two BM25 searches, begun on the strategy pool while the cue is embedded (the
         model releases the GIL): they need no embedding, and searched after it they added their time to the
-        recall's. Keyed as `RecallInputs.lexical_search` asks; a search asked otherwise runs then."""
+        recall's. Keyed as `RecallInputs.lexical_search` asks; a search asked otherwise runs then.
+
+        One pool task runs both in turn, so the model keeps a core to itself: as two tasks, three threads shared
+        the two cores and the embedding, which the recall waits for first, took 8.5 ms instead of 6.3 on the 1M
+        store (docs/scaling.md, session 20)."""
         postings = self._indexes.lexical_postings()
         if Strategy.LEXICAL not in request.strategies or postings is None or not request.needs_cue_embedding:
             return {}
@@ -199,8 +206,19 @@ class Recaller:
             return {}
         limit = max(LEXICAL_POOL, max(request.top_k, FUSION_POOL) if request.fused else request.top_k)
         k1, b = config.LEXICAL_BM25_K1, config.LEXICAL_BM25_B
-        pool = self._strategy_pool()
-        return {(table, words, limit): pool.submit(postings.search, table, words, limit, k1, b) for table in TABLES}
+        searches: dict[tuple[str, tuple[str, ...], int], Future[Found]] = {
+            (table, words, limit): Future() for table in TABLES}
+
+        def search_all() -> None:
+            for (table, _, _), answer in searches.items():
+                if answer.set_running_or_notify_cancel():
+                    try:
+                        answer.set_result(postings.search(table, words, limit, k1, b))
+                    except BaseException as exc:  # handed to whoever reads the answer
+                        answer.set_exception(exc)
+
+        self._strategy_pool().submit(search_all)
+        return searches
 
     def _searches_exactly(self, request: RecallRequest) -> bool:
         """Whether a fused recall will search a small store exactly, in the candidate table (`_fused_hits`),
@@ -260,13 +278,18 @@ class Recaller:
             return STRATEGIES[strategy](seeding if strategy == Strategy.CAUSAL else chosen)
 
         # The last strategy runs on this thread while the others run on the pool: one thread handoff fewer per
-        # recall (on a busy machine each one waits for a time slice), the same hits.
+        # recall (on a busy machine each one waits for a time slice), the same hits. Lexical, when its searches
+        # were begun before the cue was embedded (`_search_text_meanwhile`), runs here after it: what is left of
+        # it is reading their answers. On the pool it cost the default recall two handoffs (similarity's HNSW
+        # search began a time slice after the embedding, and its answer reached this thread one later).
         strategies = request.strategies
-        pool = self._strategy_pool() if len(strategies) > 1 else None
-        others = [pool.submit(run, s) for s in strategies[:-1]] if pool is not None else []
-        last = run(strategies[-1])
-        hit_lists = [f.result() for f in others] + [last]
-        return dict(zip(strategies, hit_lists, strict=True))
+        later = [Strategy.LEXICAL] if inputs.lexical_ahead and Strategy.LEXICAL in strategies[1:] else []
+        rest = [s for s in strategies if s not in later]
+        pool = self._strategy_pool() if len(rest) > 1 else None
+        others = {s: pool.submit(run, s) for s in rest[:-1]} if pool is not None else {}
+        hits = {s: run(s) for s in (rest[-1], *later)}
+        hits.update((s, found.result()) for s, found in others.items())
+        return {s: hits[s] for s in strategies}
 
     def _strategy_pool(self) -> ThreadPoolExecutor:
         """One pool for the engine's life: starting threads on every recall cost more than a strategy."""
