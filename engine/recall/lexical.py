@@ -40,7 +40,7 @@ def lexical_signals(inp: RecallInputs, pool: int) -> tuple[dict[str, float], dic
 
 def lexical(inp: RecallInputs) -> HitColumns:
     """Each match's relevance from its two BM25 scores, best first (ties: by id), as columns: a fused recall reads
-    the scores of a pool of 200 as arrays (`fields_column`) and makes the hits of the few it keeps."""
+    the scores of a pool of 200 as arrays (`fusion._field_column`) and makes the hits of the few it keeps."""
     req = inp.request
     own, window = lexical_signals(inp, max(LEXICAL_POOL, req.top_k))
     ids = list(dict.fromkeys([*own, *window]))
