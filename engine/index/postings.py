@@ -278,7 +278,7 @@ class LexicalPostings:
 
     def _scratch(self, width: int) -> np.ndarray:
         """The calling thread's score array for the kernel (zeros, one per segment row; the kernel leaves it
-        zeroed): a recall's two searches run on two threads at once."""
+        zeroed): concurrent recalls (a server's threads) search at once."""
         acc: np.ndarray | None = getattr(self._scratch_of, "acc", None)
         if acc is None or len(acc) != width:
             acc = self._scratch_of.acc = np.zeros(width, dtype=np.float64)
