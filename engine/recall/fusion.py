@@ -26,9 +26,7 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import NamedTuple
@@ -293,7 +291,7 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
         if len(excluded):
             outside = np.setdiff1d(outside, excluded, assume_unique=True)
         every = np.concatenate([pool_rows, outside[np.argsort(table.keys_at(outside), kind="stable")]])
-    matrix = _meanwhile(table.embeddings_at, every) if embed else lambda: None
+    matrix = inp.gather_meanwhile(table.embeddings_at, every) if embed else lambda: None
     keys = table.keys_at(every)
     rank = np.empty(len(every), dtype=np.int64)
     rank[np.argsort(keys, kind="stable")] = np.arange(len(every))
@@ -318,33 +316,6 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
         near = (src[ordered], position[ordered])
     entities = table.entities_at(pool_rows.tolist()) if named else []
     return _Read(pool, size, codes, no_episode, entities, matrix, near, rank)
-
-
-# Threads that gather a frame's embeddings while it reads the rest (`_meanwhile`); more recalls at once gather inline.
-GATHER_THREADS = 2
-_gatherer: ThreadPoolExecutor | None = None
-_gatherer_lock = threading.Lock()
-_gather_slots = threading.BoundedSemaphore(GATHER_THREADS)
-
-
-def _meanwhile(gather: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> Callable[[], np.ndarray]:
-    """The pool's embeddings gathered on a thread of their own while the frame reads the rest (numpy copies the
-    rows without the GIL; on the 1M store 0.8 ms a recall beside 0.7 ms of the frame's other reads): what to call
-    for them. With every gathering thread busy (many recalls at once) they are gathered here and now."""
-    global _gatherer
-    if not _gather_slots.acquire(blocking=False):
-        matrix = gather(rows)
-        return lambda: matrix
-    with _gatherer_lock:
-        if _gatherer is None:
-            _gatherer = ThreadPoolExecutor(max_workers=GATHER_THREADS, thread_name_prefix="hebbs-gather")
-    try:
-        gathering = _gatherer.submit(gather, rows)
-    except BaseException:
-        _gather_slots.release()
-        raise
-    gathering.add_done_callback(lambda _: _gather_slots.release())
-    return gathering.result
 
 
 def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, absent_is_zero: bool) -> np.ndarray:

@@ -120,6 +120,15 @@ class HitColumns(Sequence[Hit]):
         return f"HitColumns({self._all()!r})"
 
 
+Gatherer = Callable[[Callable[[np.ndarray], np.ndarray], np.ndarray], Callable[[], np.ndarray]]
+
+
+def gathered_here(gather: Callable[[np.ndarray], np.ndarray], rows: np.ndarray) -> Callable[[], np.ndarray]:
+    """`gather(rows)` now, on this thread (a `Gatherer`)."""
+    matrix = gather(rows)
+    return lambda: matrix
+
+
 @dataclass(frozen=True, slots=True)
 class RecallInputs:
     """What the strategies read: the request, the cue's embedding and structure, and the indexes."""
@@ -156,6 +165,9 @@ class RecallInputs:
     # BM25 searches begun before the cue was embedded (`Recaller._inputs`), by (table, words, limit).
     lexical_ahead: ReadOnlyMap[tuple[str, tuple[str, ...], int], Future[list[tuple[str, float]]]] = field(
         default_factory=dict, compare=False, repr=False)
+    # Gathers rows of embeddings, perhaps on another thread while the caller reads the rest: what to call for them
+    # (`Recaller.gather_meanwhile`; here and now by default).
+    gather_meanwhile: Gatherer = field(default=gathered_here, compare=False, repr=False)
 
     @property
     def cue_structure(self) -> dict[str, Any]:
