@@ -47,7 +47,8 @@ bench-serve: setup
 # Analogical recall quality: the one-sentence triads (issue 11) -> results/analogy.json, then the story sets with
 # their literal / mere-appearance controls and the document case (issue 31) -> results/analogy_stories.json, and
 # the second story set -> results/analogy_stories_extra.json, and the third (session 15, a final check only, never
-# tuned on) -> results/analogy_stories_new.json.
+# tuned on) -> results/analogy_stories_new.json, and the fourth (session 21, other domains, styles and causal shapes,
+# treated as held out) -> results/analogy_stories_fresh.json.
 bench-analogy: setup
 	$(BENCH_PY) -m benchmarks.analogy.analogy_eval $(ANALOGY_ARGS)
 	$(BENCH_PY) -m benchmarks.analogy.story_eval $(ANALOGY_STORY_ARGS)
@@ -55,6 +56,8 @@ bench-analogy: setup
 		--out benchmarks/results/analogy_stories_extra.json --no-documents $(ANALOGY_STORY_ARGS)
 	$(BENCH_PY) -m benchmarks.analogy.story_eval --stories benchmarks/analogy/stories_new.json \
 		--out benchmarks/results/analogy_stories_new.json --no-documents $(ANALOGY_STORY_ARGS)
+	$(BENCH_PY) -m benchmarks.analogy.story_eval --stories benchmarks/analogy/stories_fresh.json \
+		--out benchmarks/results/analogy_stories_fresh.json --no-documents $(ANALOGY_STORY_ARGS)
 
 # Analogical recall's latency over 10k memories against the similarity floor -> results/analogy_scale.json.
 bench-analogy-scale: setup
