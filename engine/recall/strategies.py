@@ -5,6 +5,7 @@ They read the indexes only; hydration, scoring and access counting happen once, 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Mapping as ReadOnlyMap
@@ -417,31 +418,34 @@ def pool_spread(values: dict[str, float], floor: float = POOL_SPREAD_FLOOR) -> d
     return {i: (v - low) / max(spread, floor) for i, v in values.items()}
 
 
-# How sharply the structural support gates the surface part: the support is (systematicity over the pool's best) to
-# the power SUPPORT_POWER * (1 - alpha) / alpha. 1 (session 17) let a story in the cue's own domain whose structure
-# maps 0.7-0.8 as well as the leader's keep 70-80% of its surface lead at alpha 0.5, so a look-alike 0.1-0.2 cosine
-# closer to the cue passed the story shaped like it; at 1.5 it keeps 59-72% (session 20, tune half at alpha 0.5:
-# top-1 50% -> 53%, MRR 0.632 -> 0.645, the true analog above the mere-appearance story 28% -> 33%; stories_extra
-# 0% -> 17% above the mere story, stories_new and the one-sentence triads unchanged). Alpha 0 and 1 do not use it.
-SUPPORT_POWER = 1.5
+# How sharply the structural support gates the surface part: a candidate keeps exp(-SUPPORT_GAP * (1 - alpha) / alpha
+# * d) of its surface part, d its structural gap to the pool's best in the pool's standard deviations of systematicity
+# (at least POOL_SPREAD_FLOOR). Sessions 17-20 took the ratio to the best to a power (1, then 1.5): a ratio depends on
+# how high the pool's structures map, not on how far a candidate stands below the best among them, so when the best
+# maps at 0.3 a look-alike 0.06 lower (one standard deviation of a story pool) kept 72% of its surface lead. Counted
+# in the pool's own unit, as the parts are (`pool_spread`), it keeps 22% (session 21: the true analog above the
+# mere-appearance story at alpha 0.5, tune half 33% -> 44%, stories_extra 17% -> 42%, stories_new 7% -> 29%; top-1
+# 47% -> 53%, 58% -> 50%, 43% -> 50%; 1 and 2 measured beside it). Alpha 0 and 1 do not use it.
+SUPPORT_GAP = 1.5
 
 
 def structural_support(structure: dict[str, float], alpha: float) -> dict[str, float]:
-    """How much of each candidate's surface likeness counts: its systematicity over the pool's best, to the power
-    SUPPORT_POWER * (1 - alpha) / alpha (1 for the best; all 1 when no candidate maps at all). Looking like the cue
-    is evidence for an analog only as far as the candidate is also shaped like it (MAC/FAC: surface retrieves,
-    structure judges): at alpha 0.5 a candidate whose structure maps a third as well as the leader's keeps a fifth
-    of its surface part (a third to the power 1.5), one that maps 80% as well 72%, so surface alone cannot carry a
-    story of clearly another shape past one shaped like the cue, while between structures that map about as well
-    the surface still decides. Towards alpha 1 the gate opens (at 0.8 the third keeps 66%), towards alpha 0 it
-    closes, so alpha still weighs surface against structure (session 17, power 1, alpha 0.5, top-1: tune half
-    25% -> 33%; never tuned on: held-out half 15% -> 25%, stories_new 36% -> 50%, stories_extra 42% -> 33%;
-    session 20: the power 1.5)."""
+    """How much of each candidate's surface likeness counts: exp(-SUPPORT_GAP * (1 - alpha) / alpha * d), d the
+    candidate's systematicity below the pool's best in the pool's standard deviations (1 for the best; all 1 when no
+    candidate maps at all). Looking like the cue is evidence for an analog only as far as the candidate is also
+    shaped like it (MAC/FAC: surface retrieves, structure judges): at alpha 0.5 a candidate one standard deviation
+    below the best keeps 22% of its surface part, two 5%, so surface alone cannot carry a story of clearly another
+    shape past one shaped like the cue, while between structures that map about as well (a tenth of a deviation
+    apart: 86%) the surface still decides. Towards alpha 1 the gate opens (at 0.8 one deviation keeps 69%), towards
+    alpha 0 it closes, so alpha still weighs surface against structure (session 17: the support; session 21: the
+    gap counted in standard deviations instead of the ratio to the best to a power)."""
     top = max(structure.values(), default=0.0)
     if top <= 1e-9 or not 0 < alpha < 1:
         return {i: 1.0 for i in structure}
-    power = SUPPORT_POWER * (1 - alpha) / alpha
-    return {i: (max(0.0, v) / top) ** power for i, v in structure.items()}
+    mean = sum(structure.values()) / len(structure)
+    unit = max((sum((v - mean) ** 2 for v in structure.values()) / len(structure)) ** 0.5, POOL_SPREAD_FLOOR)
+    steep = SUPPORT_GAP * (1 - alpha) / alpha / unit
+    return {i: math.exp(-steep * (top - max(0.0, v))) for i, v in structure.items()}
 
 
 def pool_parts(surface: dict[str, float], structure: dict[str, float], alpha: float

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engine.recall.strategies import pool_parts, pool_spread
@@ -96,10 +98,13 @@ def test_between_structures_that_map_about_as_well_the_surface_still_decides() -
 
 
 def test_the_structural_support_opens_towards_alpha_1_and_closes_towards_0() -> None:
-    from engine.recall.strategies import structural_support
+    from engine.recall.strategies import SUPPORT_GAP, structural_support
 
     structure = {"best": 0.6, "third": 0.2, "none": 0.0}
-    assert structural_support(structure, 0.5) == pytest.approx({"best": 1.0, "third": (1 / 3) ** 1.5, "none": 0.0})
-    assert structural_support(structure, 0.8)["third"] == pytest.approx((1 / 3) ** 0.375)
-    assert structural_support(structure, 0.2)["third"] == pytest.approx((1 / 3) ** 6)
+    unit = (sum((v - 0.8 / 3) ** 2 for v in structure.values()) / 3) ** 0.5  # the pool's standard deviation
+    gap = 0.4 / unit  # "third" lies this many deviations below the best
+    assert structural_support(structure, 0.5) == pytest.approx(
+        {"best": 1.0, "third": math.exp(-SUPPORT_GAP * gap), "none": math.exp(-SUPPORT_GAP * 0.6 / unit)})
+    assert structural_support(structure, 0.8)["third"] == pytest.approx(math.exp(-SUPPORT_GAP * 0.25 * gap))
+    assert structural_support(structure, 0.2)["third"] == pytest.approx(math.exp(-SUPPORT_GAP * 4 * gap))
     assert structural_support({"a": 0.0, "b": 0.0}, 0.5) == {"a": 1.0, "b": 1.0}  # nothing maps: surface as it is
