@@ -463,7 +463,7 @@ def pool_parts(surface: dict[str, float], structure: dict[str, float], alpha: fl
     return {i: v / top for i, v in e.items()}, {i: v / top for i, v in s.items()}
 
 
-def analogical(inp: RecallInputs) -> list[Hit]:
+def analogical(inp: RecallInputs) -> Sequence[Hit]:
     """Two stages (MAC/FAC): candidates are the cue's embedding neighbours (when alpha > 0) and the memories
     whose abstract feature vector is nearest the cue's (when alpha < 1); each is then structure-mapped
     onto the cue. relevance = alpha * embedding similarity + (1 - alpha) * normalised systematicity, each part
@@ -507,7 +507,6 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
-    hits = []
     mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
     for i in candidates:
         stored = stored_episode(texts[i]) if i in texts else None
@@ -516,30 +515,34 @@ def analogical(inp: RecallInputs) -> list[Hit]:
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
     s_sims = {i: mapped[i][0].score for i in candidates}
     e_part, s_part = pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
-    for i in candidates:
-        mapping = mapped[i][0]
-        e_sim = e_sims[i]
-        relevance = alpha * e_part[i] + (1 - alpha) * s_part[i]
-        fields = {
-            "embedding_similarity": e_sim,
-            "structural_similarity": mapping.score,
-            "embedding_part": e_part[i],  # the parts as mixed: over the candidate pool when 0 < alpha < 1
-            "structural_part": s_part[i],
-            "alpha": alpha,
-            "shared_structure": [],
-            "mapping": {},
-        }
-        hits.append(Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
-    hits.sort(key=lambda h: (-h.relevance, h.id))
-    kept = hits[: req.top_k]
+    relevance = {i: alpha * e_part[i] + (1 - alpha) * s_part[i] for i in candidates}
+    kept = sorted(candidates, key=lambda i: (-relevance[i], i))[: req.top_k]  # (ids are distinct: a total order)
     cue_features = set(inp.cue_features)
-    for hit in kept:  # the shared features and the mapping in words only for what is returned
-        mapping, stored = mapped[hit.id]
-        if stored is not None:
-            hit.detail.fields["shared_structure"] = sorted(cue_features & set(stored.features))
-            if mapping.events:  # describing costs as much as mapping
-                hit.detail.fields["mapping"] = describe_mapping(mapping, cue, stored.episode)
-    return kept
+
+    def fields(at: list[int]) -> list[dict[str, Any]]:
+        """The kept hits' details: the parts, and the shared features and the mapping in words (describing costs
+        as much as mapping: a fused recall describes only the hits it returns)."""
+        made = []
+        for n in at:
+            i = kept[n]
+            mapping, stored = mapped[i]
+            detail: dict[str, Any] = {
+                "embedding_similarity": e_sims[i],
+                "structural_similarity": mapping.score,
+                "embedding_part": e_part[i],  # the parts as mixed: over the candidate pool when 0 < alpha < 1
+                "structural_part": s_part[i],
+                "alpha": alpha,
+                "shared_structure": [],
+                "mapping": {},
+            }
+            if stored is not None:
+                detail["shared_structure"] = sorted(cue_features & set(stored.features))
+                if mapping.events:
+                    detail["mapping"] = describe_mapping(mapping, cue, stored.episode)
+            made.append(detail)
+        return made
+
+    return HitColumns(Strategy.ANALOGICAL, kept, np.array([relevance[i] for i in kept], dtype=np.float64), fields)
 
 
 def describe_mapping(mapping: Mapping, cue: Any, candidate: Any) -> dict[str, Any]:

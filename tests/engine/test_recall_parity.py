@@ -529,6 +529,85 @@ def test_temporal_and_similarity_columns_are_the_hits_made_one_by_one(store_engi
                                                            max_depth=5))) == fused
 
 
+def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
+    """Analogical's hits made one by one, as the strategy made them before `HitColumns`: every mapped candidate a
+    hit, sorted, the kept ones' shared features and mapping in words filled in afterwards."""
+    req, cue_embedding = inp.request, inp.cue_embedding
+    assert cue_embedding is not None
+    alpha = req.analogical_alpha
+    pool = max(req.top_k * strategies.ANALOGICAL_CANDIDATE_FACTOR, strategies.ANALOGICAL_CANDIDATE_MIN)
+    embedding_sim = {n.id: 1.0 - n.distance for n in inp.nearest(inp.overfetch(pool))} if alpha > 0 else {}
+    structural = [i for i, _ in inp.feature_index().best_matches(inp.cue_features, pool)] if alpha < 1 else []
+    candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
+    for i, vector in inp.store.embeddings([i for i in candidates if i not in embedding_sim]).items():
+        embedding_sim[i] = float(np.dot(vector, cue_embedding))
+    candidates = [i for i in candidates if i in embedding_sim]
+    if alpha < 1:
+        overlap = inp.feature_index().similarities(inp.cue_features, candidates)
+        surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
+        if alpha > 0:
+            surface = strategies.pool_spread(surface, strategies.SURFACE_SPREAD_FLOOR)
+            overlap = strategies.pool_spread({i: overlap[i] for i in candidates})
+        mapped_pool = max(req.top_k * strategies.ANALOGICAL_MAPPED_FACTOR, strategies.ANALOGICAL_MAPPED_MIN)
+        candidates = sorted(candidates, key=lambda i: (-(alpha * surface[i] + (1 - alpha) * overlap[i]), i))
+        candidates = candidates[:mapped_pool]
+    texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
+    cue = episode(inp.cue_structure)
+    cue_self = float(inp.cue_structure.get("self") or strategies.self_score(cue))
+    mapped = {}
+    for i in candidates:
+        stored = strategies.stored_episode(texts[i]) if i in texts else None
+        mapped[i] = (strategies.map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None
+                     else strategies.Mapping(), stored)
+    e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
+    s_sims = {i: mapped[i][0].score for i in candidates}
+    e_part, s_part = strategies.pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
+    hits = []
+    for i in candidates:
+        relevance = alpha * e_part[i] + (1 - alpha) * s_part[i]
+        fields = {"embedding_similarity": e_sims[i], "structural_similarity": mapped[i][0].score,
+                  "embedding_part": e_part[i], "structural_part": s_part[i], "alpha": alpha, "shared_structure": [],
+                  "mapping": {}}
+        hits.append(strategies.Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
+    hits.sort(key=lambda h: (-h.relevance, h.id))
+    for hit in hits[: req.top_k]:
+        mapping, stored = mapped[hit.id]
+        if stored is not None:
+            hit.detail.fields["shared_structure"] = sorted(set(inp.cue_features) & set(stored.features))
+            if mapping.events:
+                hit.detail.fields["mapping"] = strategies.describe_mapping(mapping, cue, stored.episode)
+    return hits[: req.top_k]
+
+
+def test_analogical_columns_are_the_hits_made_one_by_one(store_engine: MemoryEngine) -> None:
+    """Analogical returns its hits as columns (`HitColumns`), each hit's details (the shared features, the mapping
+    in words) made when read: read, they are the hits it made one by one before, ids, relevances and every detail
+    field equal, for every mix of surface and structure; the all-four recall, which makes only the details of what
+    it returns, is unchanged by reading every hit first."""
+    engine = store_engine
+    recaller = engine._recaller  # noqa: SLF001 - the strategy's hits are what is under test
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    described = 0
+    for cue in [*CUES, STORY_CUE]:
+        for top_k, alpha in ((3, 0.5), (10, 0.5), (50, 0.5), (10, 0.0), (10, 0.3), (10, 1.0)):
+            request = build_request(cue, top_k=top_k, strategies=["analogical"], analogical_alpha=alpha)
+            inputs = recaller._inputs(request)  # noqa: SLF001
+            got = strategies.analogical(inputs)
+            assert isinstance(got, strategies.HitColumns)
+            plain = _plain_analogical(inputs)
+            assert [(h.id, h.relevance, h.detail) for h in got] == [(h.id, h.relevance, h.detail) for h in plain]
+            assert [type(h.relevance) for h in got] == [float] * len(got)
+            described += sum(1 for h in got if h.detail.fields["mapping"])
+        fused = _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker,
+                                                        max_depth=5)))
+        with pytest.MonkeyPatch.context() as patch:  # the hits as a list, every hit made
+            patch.setitem(recaller_module.STRATEGIES, Strategy.ANALOGICAL,
+                          lambda inp, run=recaller_module.STRATEGIES[Strategy.ANALOGICAL]: list(run(inp)))
+            assert _detailed(engine.retrieve(build_request(cue, top_k=10, strategies=ALL_FOUR, entity_id=speaker,
+                                                           max_depth=5))) == fused
+    assert described  # some mapping was described in words
+
+
 def _plain_lexical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
     """Lexical's hits made one by one, as the strategy made them before `HitColumns`."""
     own, window = lexical_module.lexical_signals(inp, max(lexical_module.LEXICAL_POOL, inp.request.top_k))
