@@ -29,7 +29,17 @@ from engine.recall.lexical import LEXICAL_POOL, lexical, with_matched_terms
 from engine.recall.lexical_query import terms
 from engine.recall.presets import PLAIN_FUSION
 from engine.recall.ranking import Candidates, best_of, rank
-from engine.recall.strategies import Hit, RecallInputs, analogical, causal, gathered_here, similarity, temporal
+from engine.recall.strategies import (
+    ANALOGICAL_CANDIDATE_FACTOR,
+    ANALOGICAL_CANDIDATE_MIN,
+    Hit,
+    RecallInputs,
+    analogical,
+    causal,
+    gathered_here,
+    similarity,
+    temporal,
+)
 from engine.recall.unnamed import unnamed
 from engine.store.entities import EntityRegistry
 from engine.store.interface import Storage
@@ -59,6 +69,17 @@ STRATEGIES: dict[Strategy, Callable[[RecallInputs], Sequence[Hit]]] = {
     Strategy.ANALOGICAL: analogical,
     Strategy.LEXICAL: lexical,
 }
+
+
+def _searches_alike(narrow: RecallInputs, wide: RecallInputs) -> bool:
+    """Whether analogical's search of the cue's neighbours (`narrow` inputs) is the one similarity's wider pool and
+    the causal seed read (`wide`): the same width, so one Chroma query answers all three (`RecallInputs.nearest`)."""
+    request = narrow.request
+    if request.analogical_alpha <= 0:  # structure alone: analogical searches no embedding neighbours
+        return False
+    pool = max(request.top_k * ANALOGICAL_CANDIDATE_FACTOR, ANALOGICAL_CANDIDATE_MIN)
+    return (max(narrow.overfetch(pool), request.ef_search)
+            == max(wide.overfetch(wide.request.top_k), wide.request.ef_search))
 
 
 class Recaller:
@@ -289,12 +310,21 @@ class Recaller:
         # were begun before the cue was embedded (`_search_text_meanwhile`), runs here after it: what is left of
         # it is reading their answers. On the pool it cost the default recall two handoffs (similarity's HNSW
         # search began a time slice after the embedding, and its answer reached this thread one later).
+        #
+        # When analogical runs here and makes the cue's HNSW search, the strategies that read only that search
+        # (similarity, and causal seeded by its nearest memory) follow it here instead of waiting for it on the pool:
+        # there they woke to contend with analogical's Python for the GIL (all four at 100k: the recall's process
+        # CPU 0.5 ms less, the same hits; docs/scaling.md, session 21). Temporal, which needs no search, still runs
+        # on the pool while this thread searches.
         strategies = request.strategies
         later = [Strategy.LEXICAL] if inputs.lexical_ahead and Strategy.LEXICAL in strategies[1:] else []
         rest = [s for s in strategies if s not in later]
-        pool = self._strategy_pool() if len(rest) > 1 else None
-        others = {s: pool.submit(run, s) for s in rest[:-1]} if pool is not None else {}
-        hits = {s: run(s) for s in (rest[-1], *later)}
+        after = ([s for s in rest[:-1] if s == Strategy.SIMILARITY or (s == Strategy.CAUSAL and seeding is not narrow)]
+                 if rest[-1] == Strategy.ANALOGICAL and _searches_alike(narrow, wide) else [])
+        pooled = [s for s in rest[:-1] if s not in after]
+        pool = self._strategy_pool() if pooled else None
+        others = {s: pool.submit(run, s) for s in pooled} if pool is not None else {}
+        hits = {s: run(s) for s in (rest[-1], *after, *later)}
         hits.update((s, found.result()) for s, found in others.items())
         return {s: hits[s] for s in strategies}
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -414,6 +415,47 @@ def test_all_four_searches_the_vector_index_once_and_seeds_causal_with_the_neare
         assert all(d.fields["seed_id"] == nearest[0].memory.id for d in causal)
         seeded += len(causal)
     assert seeded
+
+
+def test_strategies_reading_analogicals_search_follow_it_on_the_calling_thread(
+    store_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When analogical, on the calling thread, makes the cue's HNSW search, similarity and the causal walk seeded by
+    that search follow it there (temporal runs on the pool meanwhile); with searches of other widths (top_k 50) or
+    no embedding search of analogical's (alpha 0) they run on the pool as before. The ranked ids, scores and every
+    detail are those of every strategy on the pool, bit for bit."""
+    engine = store_engine
+    speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
+    ran_on: dict[Strategy, str] = {}
+    for strategy in (Strategy.SIMILARITY, Strategy.TEMPORAL, Strategy.CAUSAL, Strategy.ANALOGICAL):
+        def noted(inp: strategies.RecallInputs, strategy: Strategy = strategy,
+                  run: Callable[[strategies.RecallInputs], Sequence[strategies.Hit]]
+                  = recaller_module.STRATEGIES[strategy]) -> Sequence[strategies.Hit]:
+            ran_on[strategy] = threading.current_thread().name
+            return run(inp)
+        monkeypatch.setitem(recaller_module.STRATEGIES, strategy, noted)
+
+    def exact(results: Sequence[RecallResult]) -> list[tuple[str, float, list[dict[str, object]]]]:
+        return [(r.memory.id, r.score, [d.to_dict() for d in r.strategy_details]) for r in results]
+
+    here = threading.current_thread().name
+    mixes: list[tuple[dict[str, object], bool]] = [({"top_k": 10}, True), ({"top_k": 3}, True), ({"top_k": 50}, False),
+                                                   ({"top_k": 10, "analogical_alpha": 0.0}, False)]
+    recalls = {}
+    for cue in [*CUES, STORY_CUE]:
+        for n, (params, follows) in enumerate(mixes):
+            ran_on.clear()
+            recalls[(cue, n)] = exact(engine.retrieve(build_request(cue, strategies=ALL_FOUR, entity_id=speaker,
+                                                                    max_depth=5, **params)))
+            assert ran_on[Strategy.ANALOGICAL] == here and ran_on[Strategy.TEMPORAL] != here
+            assert (ran_on[Strategy.SIMILARITY] == here) is follows and (ran_on[Strategy.CAUSAL] == here) is follows
+    monkeypatch.setattr(recaller_module, "_searches_alike", lambda *_: False)  # every other strategy on the pool
+    for (cue, n), found in recalls.items():
+        ran_on.clear()
+        assert exact(engine.retrieve(build_request(cue, strategies=ALL_FOUR, entity_id=speaker, max_depth=5,
+                                                   **mixes[n][0]))) == found
+        assert ran_on[Strategy.SIMILARITY] != here and ran_on[Strategy.CAUSAL] != here
+    assert any(found for found in recalls.values())
 
 
 def test_recalls_while_this_engine_writes_and_forgets_see_a_consistent_table(store_engine: MemoryEngine) -> None:
