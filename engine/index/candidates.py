@@ -20,11 +20,12 @@ embedding, what HNSW asked for every memory approximates.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from engine.index.candidate_segment import CandidateSegment, assemble, encode_ids, row_dots
+from engine.index.sorted_rows import members_of
 from engine.index.vector import Neighbour
 from engine.store.rows import CandidateColumns, FusionRow
 
@@ -88,6 +89,8 @@ class CandidateTable:
         self._string_codes: dict[str, int] | None = None  # `_code_of`: made on first use
         self._new_strings: list[str] = []  # strings numbered after the segment's
         self._excluded_rows: tuple[tuple[int, int], np.ndarray] | None = None
+        self._name_index: dict[str, list[int]] | None = None  # `named_at`: made on first use
+        self._id_rank: np.ndarray | None = None  # `id_order`: made on first use
 
     @property
     def slot(self) -> Slots:
@@ -150,6 +153,46 @@ class CandidateTable:
 
     def entities_at(self, rows: Iterable[int]) -> list[str | None]:
         return self._column_at(rows, self.segment.entities, self._entities)
+
+    def named_at(self, rows: np.ndarray, words: Collection[str], name_words: Callable[[str], Collection[str]]
+                 ) -> np.ndarray:
+        """Whether each row's entity has a word of its name (`name_words`) among `words` (bool): the segment's rows
+        by their entity codes, looked up in an index of every segment entity's name words (made on first use: one
+        pass over the distinct entities, not a check of each candidate's entity on every recall), the rows added
+        since by their entity."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=bool)
+        if not words or not len(rows):
+            return out
+        segment, base = self.segment, self._base
+        if self._name_index is None:
+            index: dict[str, list[int]] = {}
+            codes = segment.entities
+            used = np.bincount(codes[codes >= 0], minlength=len(segment.strings)) if len(codes) else codes
+            for code in np.flatnonzero(used).tolist():
+                for word in name_words(segment.strings[code]):
+                    index.setdefault(word, []).append(code)
+            self._name_index = index
+        named = sorted({code for word in words for code in self._name_index.get(word, ())})
+        mine = rows < base
+        if named:
+            out[mine] = members_of(np.array(named, dtype=np.int64), segment.entities[rows[mine]].astype(np.int64))
+        for n in np.flatnonzero(~mine).tolist():
+            entity = self._entities[int(rows[n]) - base]
+            out[n] = entity is not None and not set(name_words(entity)).isdisjoint(words)
+        return out
+
+    def id_order(self, rows: np.ndarray) -> np.ndarray | None:
+        """A number per row that sorts the rows as their ids sort (each row's id's place among the segment's live
+        ids), or None when some row was added since the segment (its place among them is not kept)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and rows.max() >= self._base:
+            return None
+        if self._id_rank is None:
+            rank = np.full(self.segment.rows, -1, dtype=np.int64)
+            rank[np.asarray(self.segment.sorted_rows)] = np.arange(self.segment.live)
+            self._id_rank = rank
+        return self._id_rank[rows]
 
     def _column_at(self, rows: Iterable[int], codes: np.ndarray, held: list[str | None] | list[str]
                    ) -> list[str | None]:

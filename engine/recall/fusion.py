@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.blas import one_thread
+from engine.index.candidates import CandidateTable
 from engine.index.sorted_rows import members_of
 from engine.models import Strategy, StrategyDetail
 from engine.recall.calibration import from_z, standardised
@@ -69,6 +70,19 @@ def _named_column(inp: RecallInputs, entities: Sequence[str | None]) -> np.ndarr
     """`entity_named` as a column over the pool (`entities`: each candidate's entity, in pool order)."""
     named = named_entities(inp.request.cue, entities)
     return np.fromiter(map(named.__contains__, entities), dtype=np.float64, count=len(entities))
+
+
+def _named_rows(inp: RecallInputs, table: CandidateTable, rows: np.ndarray) -> np.ndarray:
+    """`_named_column` of the pool's rows in the candidate table: by the rows' entity codes
+    (`CandidateTable.named_at`), no entity id read per candidate."""
+    return table.named_at(rows, frozenset(terms(inp.request.cue)), name_words).astype(np.float64)
+
+
+def _id_order(table: CandidateTable, rows: np.ndarray) -> np.ndarray:
+    """Numbers that sort the rows as their ids sort: the table's (`CandidateTable.id_order`), else the ids
+    themselves (UTF-8 bytes sort as code points do)."""
+    order = table.id_order(rows)
+    return order if order is not None else table.keys_at(rows)
 
 
 _NO_PAIRS = np.zeros(0, dtype=np.int64)
@@ -205,15 +219,15 @@ class _Read(NamedTuple):
     """What `frame` reads of the pool: its ids (hits first, then their neighbours in id order) and the window's
     outside neighbours (after the pool: `size` rows are the pool's), each row's episode numbered in order of first
     appearance (`no_episode`: the number of "no episode", or -1; from the candidate table only when the pairs are
-    asked for, as nothing else reads them), the pool's entities (`named`: only when the
-    entity-named signal reads them, else none), the embeddings (when the cue
+    asked for, as nothing else reads them), the entity-named column (`named`: only when that signal is weighed,
+    else None), the embeddings (when the cue
     was embedded), the same-episode neighbour pairs (`_same_episode_pairs`) and each row's rank by id."""
 
     pool: list[str]
     size: int
     codes: np.ndarray
     no_episode: int
-    entities: list[str | None]
+    named: np.ndarray | None
     matrix: Callable[[], np.ndarray | None]  # (gathered meanwhile: asked for once the columns that need none are made)
     near: tuple[np.ndarray, np.ndarray]
     rank: np.ndarray
@@ -251,8 +265,8 @@ def _gather_ids(inp: RecallInputs, found: list[str], outside_too: bool, links_to
     near = (_NO_PAIRS, _NO_PAIRS)
     if pairs_too:
         near = _same_episode_pairs(kept, links, dict(zip(ids, range(len(ids)), strict=True)), codes, rank)
-    entities = [r.entity_id for r in rows[: len(kept)]] if named else []
-    return _Read(kept, len(kept), codes, number.get(NO_EPISODE, -1), entities, lambda: embeddings, near, rank)
+    named_column = _named_column(inp, [r.entity_id for r in rows[: len(kept)]]) if named else None
+    return _Read(kept, len(kept), codes, number.get(NO_EPISODE, -1), named_column, lambda: embeddings, near, rank)
 
 
 def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_too: bool, pairs_too: bool,
@@ -290,15 +304,14 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
         outside = _missing_from(linked, pool_rows)
         if len(excluded):
             outside = np.setdiff1d(outside, excluded, assume_unique=True)
-        every = np.concatenate([pool_rows, outside[np.argsort(table.keys_at(outside), kind="stable")]])
+        every = np.concatenate([pool_rows, outside[np.argsort(_id_order(table, outside), kind="stable")]])
     matrix = inp.gather_meanwhile(table.embeddings_at, every) if embed else lambda: None
-    keys = table.keys_at(every)
     rank = np.empty(len(every), dtype=np.int64)
-    rank[np.argsort(keys, kind="stable")] = np.arange(len(every))
+    rank[np.argsort(_id_order(table, every), kind="stable")] = np.arange(len(every))
     near = (_NO_PAIRS, _NO_PAIRS)
+    named_column = _named_rows(inp, table, pool_rows) if named else None
     if not pairs_too:  # no smoothing and no windows (a plain fusion): nothing reads the episodes
-        entities = table.entities_at(pool_rows.tolist()) if named else []
-        return _Read(pool, size, _NO_PAIRS, -1, entities, matrix, near, rank)
+        return _Read(pool, size, _NO_PAIRS, -1, named_column, matrix, near, rank)
     episodes = table.episode_codes_at(every)
     kinds, first, inverse = np.unique(episodes, return_index=True, return_inverse=True)
     number = np.empty(len(kinds), dtype=np.int64)
@@ -314,8 +327,7 @@ def _gather_rows(inp: RecallInputs, found: list[str], outside_too: bool, links_t
         src, position = src[keep], position[keep]
         ordered = np.lexsort((rank[position], src))
         near = (src[ordered], position[ordered])
-    entities = table.entities_at(pool_rows.tolist()) if named else []
-    return _Read(pool, size, codes, no_episode, entities, matrix, near, rank)
+    return _Read(pool, size, codes, no_episode, named_column, matrix, near, rank)
 
 
 def _column(values: Mapping[str, float], row: Mapping[str, int], size: int, absent_is_zero: bool) -> np.ndarray:
@@ -401,13 +413,12 @@ def frame(
                   smoothing or (windows and cue is not None), cue is not None, named)
     if read is None:
         return EMPTY_FRAME
-    pool, size, codes, no_episode, entity, gathered, near, rank = read
+    pool, size, codes, no_episode, named_column, gathered, near, rank = read
     at = dict(zip(pool, range(size), strict=True))  # every hit that exists is a pool member
     # The columns that need no embedding first, while the pool's embeddings are gathered.
     lexical = hit_lists.get(Strategy.LEXICAL)
     lexical_columns = ([_field_column(lexical, "bm25", at, size), _field_column(lexical, "window_bm25", at, size)]
                        if lexical is not None else [])
-    named_column = _named_column(inp, entity) if named else None
     matrix = gathered()
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
     cosine: np.ndarray | None = None

@@ -188,6 +188,31 @@ class _Store:
         return out
 
 
+def _table_caught_up(rng: np.random.Generator, rows: Mapping[str, FusionRow], edges: Sequence[tuple[str, str]]
+                     ) -> CandidateTable:
+    """The table of `rows` and `edges` reached by `catch_up` from an older store: some memories were written since
+    (rows added after the segment's, some with an entity the segment never saw), some changed (moved rows)."""
+    ids = list(rows)
+    later = set(rng.choice(ids, size=len(ids) // 6, replace=False).tolist())
+    changed = set(rng.choice([i for i in ids if i not in later], size=len(ids) // 8, replace=False).tolist())
+    before = {i: r._replace(entity_id=str(rng.choice([*NAMES, "melanie_newcomer"])), episode='["old"]')
+              if i in changed else r for i, r in rows.items() if i not in later}
+    table = CandidateTable((1, 1), CandidateColumns(list(before), [r.episode for r in before.values()],
+                                                    [r.entity_id for r in before.values()],
+                                                    np.array([r.embedding for r in before.values()])),
+                           [(a, b) for a, b in edges if a not in later and b not in later])
+    for i, r in rows.items():  # the newly written: entities the segment has no string for too
+        if i in later and rng.random() < 0.3:
+            rows[i] = r._replace(entity_id=str(rng.choice(["gina_read", "zed", "smith"])))  # type: ignore[index]
+    links: dict[str, set[str]] = {}
+    for a, b in edges:
+        links.setdefault(a, set()).add(b)
+        links.setdefault(b, set()).add(a)
+    news = sorted(later | changed)
+    table.catch_up((2, 2), news, {i: rows[i] for i in news}, {i: links.get(i, set()) for i in news})
+    return table
+
+
 def _case(seed: int) -> tuple[RecallInputs, RecallInputs, dict[Strategy, list[Hit]]]:
     """Random memories, episodes and links; random hits of a random strategy mix (ties, forgotten ids)."""
     rng = np.random.default_rng(seed)
@@ -203,9 +228,10 @@ def _case(seed: int) -> tuple[RecallInputs, RecallInputs, dict[Strategy, list[Hi
     edges += [(ids[int(a)], ids[int(b)]) for a, b in rng.integers(0, n, size=(n // 10, 2)) if a != b]
     forgotten = set(rng.choice(ids, size=n // 20, replace=False).tolist())
     live = [j for j, i in enumerate(ids) if i not in forgotten]
-    table = CandidateTable((1, 1), CandidateColumns([ids[j] for j in live], [episodes[j] for j in live],
-                                                    [entities[j] for j in live], vectors[live]), edges)
     rows = {ids[j]: FusionRow(episodes[j], vectors[j], entities[j]) for j in live}
+    table = _table_caught_up(rng, rows, edges) if seed % 2 else CandidateTable(
+        (1, 1), CandidateColumns([ids[j] for j in live], [episodes[j] for j in live], [entities[j] for j in live],
+                                 vectors[live]), edges)
     excluded = frozenset(rng.choice(ids, size=n // 25, replace=False).tolist())
     strategies = [s for s in Strategy if rng.random() < 0.6] or [Strategy.SIMILARITY]
     hit_lists: dict[Strategy, list[Hit]] = {}
