@@ -348,9 +348,12 @@ class CandidateTable:
         distances = 1.0 - np.concatenate([self.segment.products(cue), row_dots(self._matrix[: len(self._ids)], cue)])
         live = np.flatnonzero(self._alive[:end])
         k = min(k, len(live))
-        best = live[np.argpartition(distances[live], k - 1)[:k]] if k < len(live) else live
+        best = live
+        if k < len(live):  # the k nearest and every row as near as the k-th: a tie at the cut is settled by id
+            near = distances[live]
+            best = live[near <= np.partition(near, k - 1)[k - 1]]
         names = dict(zip(best.tolist(), self._id_at(best.tolist()), strict=True))
-        ordered = sorted(names, key=lambda n: (float(distances[n]), names[n]))
+        ordered = sorted(names, key=lambda n: (float(distances[n]), names[n]))[:k]
         return [Neighbour(names[n], float(distances[n])) for n in ordered]
 
     # --- catching up with the store's changes (`DerivedIndexes`, under its lock) -----------------------------------

@@ -305,3 +305,20 @@ def test_find_answers_each_ids_row_as_a_dict_would() -> None:
     row = {memory_id: n for n, memory_id in enumerate(ids)}
     assert segment.find(asked).tolist() == [row.get(i, -1) for i in asked]
     assert segment.find([]).tolist() == []
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 8])
+def test_a_tie_at_the_exact_search_s_cut_is_settled_by_id(k: int) -> None:
+    """Rows as near as the k-th nearest are tied: the ones kept are those first by id, whatever the row order
+    (a table caught up from another process holds its rows in another order than a rebuild)."""
+    rng = np.random.default_rng(k)
+    same = rng.standard_normal(8).astype(np.float32)
+    vectors = np.stack([same] * 6 + [-same] * 4)  # six equally near rows, then four far ones
+    ids = [f"M{n:02d}" for n in range(10)]
+    cue = same / np.linalg.norm(same)
+    answers = []
+    for order in (list(range(10)), list(range(9, -1, -1)), rng.permutation(10).tolist()):
+        table = CandidateTable((1, 1), CandidateColumns([ids[n] for n in order], ["[]"] * 10, [None] * 10,
+                                                        vectors[order]), [])
+        answers.append([n.id for n in table.nearest(cue, k)])
+    assert answers[0] == answers[1] == answers[2] == ids[:k]  # (the far rows by id too, past six)
