@@ -419,6 +419,17 @@ def frame(
     lexical = hit_lists.get(Strategy.LEXICAL)
     lexical_columns = ([_field_column(lexical, "bm25", at, size), _field_column(lexical, "window_bm25", at, size)]
                        if lexical is not None else [])
+    windows = windows and cue is not None
+    plan = _window_plan(near, size, len(rank)) if windows else None
+    if smoothing:
+        inside = near[1] < size
+        neighbours = _padded_pairs((near[0][inside], near[1][inside]), size, -1, own=False)
+        group = codes[:size]  # numbered in order of first appearance in the pool (the pool comes first)
+        grouped = group != no_episode
+    else:
+        neighbours = np.full((size, 1), -1, dtype=np.int64)
+        group, grouped = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
+    by_id = np.argsort(np.argsort(rank[:size]))  # the ids' order within the pool
     matrix = gathered()
     unnamed = unnamed and Strategy.SIMILARITY in hit_lists
     cosine: np.ndarray | None = None
@@ -432,8 +443,8 @@ def frame(
                 plain = cosine
                 if inp.unnamed_embedding is not None:
                     plain = (matrix @ inp.unnamed_embedding.astype(np.float32, copy=False))[:size].astype(np.float64)
-            if windows:
-                window = _window_cosines(matrix, cos, near, size)
+            if plan is not None:
+                window = _window_cosines(matrix, cos, plan, size)
     names: list[str] = []
     columns: list[np.ndarray] = []
     for strategy, hits in hit_lists.items():
@@ -464,26 +475,21 @@ def frame(
     for n, column in enumerate(columns):
         raw[:, n] = column
     z = np.ascontiguousarray(_zscores(raw))  # row-major, as the weighted sum has always read it
-    if smoothing:
-        inside = near[1] < size
-        neighbours = _padded_pairs((near[0][inside], near[1][inside]), size, -1, own=False)
-        group = codes[:size]  # numbered in order of first appearance in the pool (the pool comes first)
-        grouped = group != no_episode
-    else:
-        neighbours = np.full((size, 1), -1, dtype=np.int64)
-        group, grouped = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=bool)
-    by_id = np.argsort(np.argsort(rank[:size]))  # the ids' order within the pool
     return FusionFrame(tuple(pool), tuple(names), raw, z, neighbours, group, grouped, by_id)
 
 
-def _window_cosines(matrix: np.ndarray, cos: np.ndarray, near: tuple[np.ndarray, np.ndarray], size: int) -> np.ndarray:
-    """The cue's cosine with each pool member's window vector (its own embedding, the first `size` rows of `matrix`,
-    plus its same-episode neighbours' rows, `near`: pairs sorted by member, then by the neighbour's id): the sum of
-    the members' cosines over the summed vector's norm. The members are added in that order, one neighbour per
-    member at a time (float32, the sums of the former padded loop bit for bit), and only members that have a
-    neighbour in that place are touched: a long episode costs its own members, not the whole pool."""
+class _WindowPlan(NamedTuple):
+    """Which rows `_window_cosines` adds, made from the pairs alone (before the embeddings are there): for each
+    place in a member's neighbour list, the members that have a neighbour there and those neighbours' rows; and
+    each member's window rows padded (its own first; the pad is the row past the matrix)."""
+
+    steps: list[tuple[np.ndarray, np.ndarray]]
+    members: np.ndarray
+
+
+def _window_plan(near: tuple[np.ndarray, np.ndarray], size: int, rows: int) -> _WindowPlan:
     src, other = near
-    summed = matrix[:size].copy()
+    steps = []
     if len(src):
         counts = np.bincount(src, minlength=size)
         place = np.arange(len(src)) - (np.cumsum(counts) - counts)[src]  # the neighbour's place in its member's list
@@ -491,11 +497,22 @@ def _window_cosines(matrix: np.ndarray, cos: np.ndarray, near: tuple[np.ndarray,
         low = 0
         for high in np.cumsum(np.bincount(place)).tolist():
             step = order[low:high]  # one place: each member at most once
-            summed[src[step]] += matrix[other[step]]
+            steps.append((src[step], other[step]))
             low = high
+    return _WindowPlan(steps, _padded_pairs(near, size, rows, own=True))
+
+
+def _window_cosines(matrix: np.ndarray, cos: np.ndarray, plan: _WindowPlan, size: int) -> np.ndarray:
+    """The cue's cosine with each pool member's window vector (its own embedding, the first `size` rows of `matrix`,
+    plus its same-episode neighbours' rows, `_window_plan`: sorted by member, then by the neighbour's id): the sum
+    of the members' cosines over the summed vector's norm. The members are added in that order, one neighbour per
+    member at a time (float32, the sums of the former padded loop bit for bit), and only members that have a
+    neighbour in that place are touched: a long episode costs its own members, not the whole pool."""
+    summed = matrix[:size].copy()
+    for members, neighbours in plan.steps:
+        summed[members] += matrix[neighbours]
     norms = np.linalg.norm(summed, axis=1)
-    members_of = _padded_pairs(near, size, len(matrix), own=True)
-    dots = np.append(cos, 0.0)[members_of].sum(axis=1)
+    dots = np.append(cos, 0.0)[plan.members].sum(axis=1)
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
 
