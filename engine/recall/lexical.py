@@ -67,7 +67,7 @@ def with_matched_terms(results: Sequence[RecallResult], store: Storage, cue: str
     lexical_ids = {r.memory.id for r in results if any(d.strategy == Strategy.LEXICAL for d in r.strategy_details)}
     if match is None or not lexical_ids:
         return list(results)
-    marked = store.lexical_marks(match, [r.memory.id for r in results if r.memory.id in lexical_ids])
+    marked = store.lexical_marks(match, {r.memory.id: r.memory.content for r in results if r.memory.id in lexical_ids})
     out = []
     for r in results:
         if r.memory.id not in lexical_ids:

@@ -12,7 +12,7 @@ methods of `Bookkeeping`, and rows that must commit with memories or edges trave
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -339,8 +339,8 @@ class FullTextStorage(Protocol):
         (the same numbers `lexical_dump` gives for those rows)."""
         ...
 
-    def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
-        """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
+    def lexical_marks(self, match: str, texts: Mapping[str, str]) -> dict[str, str]:
+        """The given texts (memory id -> content) with the words matching an FTS5 expression in [brackets]."""
         ...
 
 

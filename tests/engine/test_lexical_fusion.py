@@ -66,9 +66,9 @@ def test_matched_words_are_marked_for_the_results_with_a_lexical_detail_only(eng
     store = engine._store  # noqa: SLF001 - which memories are marked is what is under test
     marks = store.lexical_marks
 
-    def spied(match: str, ids: list[str]) -> dict[str, str]:
-        asked.extend(ids)
-        return marks(match, ids)
+    def spied(match: str, texts: dict[str, str]) -> dict[str, str]:
+        asked.extend(texts)
+        return marks(match, texts)
 
     monkeypatch.setattr(store, "lexical_marks", spied)
     results = engine.recall("repaired bicycles", preset="recommended", top_k=len(TURNS))

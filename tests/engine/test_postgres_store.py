@@ -107,8 +107,8 @@ def test_bm25_scores_and_windows_equal_the_sqlite_store_through_writes_revises_a
                      Edge(changed.id, old.id, EdgeType.REVISED_FROM, 1.0, {}))
         assert store.delete(["M00030", "M00031", "M00090", "NOPE"]) == ["M00030", "M00031", "M00090"]
     _same_lexical(sqlite, postgres, rng)
-    ids = [r.memory.id for r in records]
-    assert postgres.lexical_marks('"budget"', ids) == sqlite.lexical_marks('"budget"', ids)
+    texts = {m.id: m.content for m in sqlite.get_many([r.memory.id for r in records]).values()}
+    assert postgres.lexical_marks('"budget"', texts) == sqlite.lexical_marks('"budget"', texts)
     assert postgres.count() == sqlite.count() == 118
 
 

@@ -6,7 +6,7 @@ equal the SQLite store's on the same data. Revisions are history and are not ind
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -236,6 +236,5 @@ class TextSearch(PostgresConnection):
             found[by_row[row]][2][term] = int(n)
         return found
 
-    def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
-        texts = dict(self._query_ids("SELECT id, content FROM memories", ids))
+    def lexical_marks(self, match: str, texts: Mapping[str, str]) -> dict[str, str]:
         return TOKENIZER.marks(match, texts)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 _STEMS_KEPT = 4096
 
@@ -60,7 +60,7 @@ class Tokenizer:
                 self._stems[key] = found
             return list(found)
 
-    def marks(self, match: str, texts: dict[str, str]) -> dict[str, str]:
+    def marks(self, match: str, texts: Mapping[str, str]) -> dict[str, str]:
         """Each text with the words matching an FTS5 expression in [brackets] (those that match at all)."""
         ids = list(texts)
         with self._lock:

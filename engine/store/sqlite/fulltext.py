@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -377,13 +377,13 @@ def doc_sizes(cur: sqlite3.Cursor, table: str) -> list[tuple[int, int]]:
     return cur.execute(f"SELECT id, fts_size(sz) FROM {table}_docsize ORDER BY id").fetchall()
 
 
-def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]:
-    """Memory id -> its content with the words matching the expression in [brackets], for the given ids.
+def marks(cur: sqlite3.Cursor, match: str, texts: Mapping[str, str]) -> dict[str, str]:
+    """Memory id -> its text with the words matching the expression in [brackets], for the given texts (memory
+    id -> content: the recall hands the contents it returns, so nothing is read again).
 
-    Matched in a scratch table holding just those memories' contents (same tokenizer as `memory_text`): a
-    MATCH on `memory_text` itself evaluates the expression over the whole index before keeping the few rows
-    asked for, a cost that grew with the store."""
-    texts = _texts(cur, list(dict.fromkeys(ids)))
+    Matched in a scratch table holding just those texts (same tokenizer as `memory_text`): a MATCH on
+    `memory_text` itself evaluates the expression over the whole index before keeping the few rows asked for,
+    a cost that grew with the store."""
     if not texts:
         return {}
     cur.execute("CREATE VIRTUAL TABLE IF NOT EXISTS scratch.marks_text USING fts5(body, tokenize='porter unicode61')")
@@ -391,7 +391,7 @@ def marks(cur: sqlite3.Cursor, match: str, ids: Sequence[str]) -> dict[str, str]
     cur.execute("DELETE FROM scratch.marks_text")
     try:
         cur.executemany("INSERT INTO scratch.marks_text (rowid, body) VALUES (?, ?)",
-                        [(n, texts[i][0]) for n, i in by_row.items()])
+                        [(n, texts[i]) for n, i in by_row.items()])
         rows = cur.execute(
             "SELECT rowid, highlight(marks_text, 0, '[', ']') FROM scratch.marks_text WHERE marks_text MATCH ?",
             (match,),

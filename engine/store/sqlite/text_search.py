@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -59,10 +59,10 @@ class TextSearch(SqliteConnection):
         with self._lock:
             return fulltext.documents(self._conn.cursor(), table, ids)
 
-    def lexical_marks(self, match: str, ids: Sequence[str]) -> dict[str, str]:
-        """The given memories' contents with the words matching an FTS5 expression in [brackets]."""
+    def lexical_marks(self, match: str, texts: Mapping[str, str]) -> dict[str, str]:
+        """The given texts (memory id -> content) with the words matching an FTS5 expression in [brackets]."""
         with self._lock:
             try:
-                return fulltext.marks(self._conn.cursor(), match, ids)
+                return fulltext.marks(self._conn.cursor(), match, texts)
             except sqlite3.OperationalError:
                 return {}
