@@ -8,6 +8,9 @@ another setting) with the mapper (`map_episodes`), and the mapped event pairs ar
   session 22's first count);
 - `endings`: sets whose two stories both end in a signed event (the last sentence holds one, not a goal,
   condition or purpose), and of those, how many with the same sign;
+- `control`: the same counts for the base mapped onto the next set's true analog, another structure (the mapper
+  pairs events by class and sign, so more classed events raise every agreement a little: what a telling of the
+  same structure adds is the difference);
 - `coverage`: over the base, literal and true stories' events, the share with a class other than `other`, and
   the share with a sign.
 An extraction that makes tellings agree raises `class` and `sign` for the literal retelling first; the true analog
@@ -33,6 +36,10 @@ from engine.analogy.episode_graph import Episode, Event
 HERE = Path(__file__).resolve().parent
 DEFAULT_FILES = ("stories.json", "stories_extra.json", "stories_new.json", "stories_fresh.json")
 OTHERS = ("literal", "true")
+# The control: the base mapped onto the next set's true analog (same file and split), another structure. The mapper
+# chooses its pairs by class and sign, so a mapped pair agrees more often wherever more events are classed; the
+# control says how much of an agreement comes from that alone.
+CONTROL = "control"
 
 
 @dataclass(slots=True)
@@ -103,12 +110,18 @@ def count_set(counts: Counts, base: Episode, other: Episode) -> None:
 
 
 def agreement(sets: Sequence[dict[str, str]], episodes: dict[str, Episode]) -> dict[str, dict[str, Counts]]:
-    """split -> base vs literal / true -> counts, over `sets` whose texts `episodes` holds."""
+    """split -> base vs literal / true / control -> counts, over `sets` whose texts `episodes` holds."""
     out: dict[str, dict[str, Counts]] = {}
+    by_split: dict[str, list[dict[str, str]]] = {}
     for s in sets:
-        by_other = out.setdefault(s.get("split", ""), {o: Counts() for o in OTHERS})
-        for other in OTHERS:
-            count_set(by_other[other], episodes[s["base"]], episodes[s[other]])
+        by_split.setdefault(s.get("split", ""), []).append(s)
+    for split, group in by_split.items():
+        by_other = out.setdefault(split, {o: Counts() for o in (*OTHERS, CONTROL)})
+        for n, s in enumerate(group):
+            for other in OTHERS:
+                count_set(by_other[other], episodes[s["base"]], episodes[s[other]])
+            if len(group) > 1:
+                count_set(by_other[CONTROL], episodes[s["base"]], episodes[group[(n + 1) % len(group)]["true"]])
     return out
 
 
@@ -131,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write the figures as JSON here")
     args = ap.parse_args(argv)
     report: dict[str, Any] = {}
-    total = {o: Counts() for o in OTHERS}
+    total = {o: Counts() for o in (*OTHERS, CONTROL)}
     for path in args.stories:
         sets = [s for s in json.loads(path.read_text())["stories"] if not args.split or s["split"] in args.split]
         if not sets:

@@ -52,3 +52,15 @@ def test_agreement_maps_a_telling_onto_itself_in_full() -> None:
     # the true analog's outcome has the other sign: it cannot map onto the crash, and its ending disagrees
     assert true.same_class == 1 and true.endings_signed == 1 and true.endings_same == 0
     assert lit.events == 2 and true.events == 4
+
+
+def test_the_control_maps_each_base_onto_the_next_sets_true_analog() -> None:
+    one = Episode(events=[_ev(0, "skip", "omit", 0, 0), _ev(1, "crash", "fail", -1, 1)],
+                  relations=[("causes", "e0", "e1")], sentences=[[0, 10], [11, 20]])
+    two = Episode(events=[_ev(0, "win", "succeed", 1, 0)], sentences=[[0, 10]])
+    sets = [{"split": "x", "base": "1", "literal": "1", "true": "1"}, {"split": "x", "base": "2", "literal": "2",
+                                                                       "true": "2"}]
+    control = agreement(sets, {"1": one, "2": two})["x"]["control"]
+    # set 1's base onto set 2's true analog (a success: no pair with the crash), set 2's base onto set 1's
+    assert control.sets == 2 and control.pairs == 2 and control.same_class == 0
+    assert agreement(sets[:1], {"1": one})["x"]["control"].sets == 0  # one set: no other set to pair with
