@@ -6,6 +6,11 @@ another setting) with the mapper (`map_episodes`), and the mapped event pairs ar
 - `class`: the share of mapped pairs whose two events have the same action class, other than `other`;
 - `sign`: the share whose two events have the same outcome sign (both unsigned counts as the same, as in
   session 22's first count);
+- `course`: the share whose two events play the same part in their story's course (`course`): the same mode, the
+  same sign and the same sign of the next signed event told after them (what they led to), read from the story's
+  structure rather than from the verb, so "skipped testing" before a crash and "skipped the penalty practice" before
+  lost kicks agree, as "lent his notes" before a pass and "covered a shift" before a promotion do (session 22, third
+  developer);
 - `endings`: sets whose two stories both end in a signed event (the last sentence holds one, not a goal,
   condition or purpose), and of those, how many with the same sign;
 - `control`: the same counts for the base mapped onto the next set's true analog, another structure (the mapper
@@ -13,6 +18,12 @@ another setting) with the mapper (`map_episodes`), and the mapped event pairs ar
   same structure adds is the difference);
 - `coverage`: over the base, literal and true stories' events, the share with a class other than `other`, and
   the share with a sign.
+- `rank`: agreement read as a ranking (session 22, third developer): each base mapped onto every true and false
+  analog of the file's sets (its split filter applied), each story scored by how many of the mapped pairs agree on
+  class (not `other`), or on course (a sign or a signed event after them: a course that says something), over the
+  larger story's event count, and by the mapper's own score; the true analog's rank among them (others tied with it
+  count half), as top-1 count and mean reciprocal rank. A label can lead the control by many points and still rank
+  the true analog first rarely: ranking asks that it beat every stored story, not one.
 An extraction that makes tellings agree raises `class` and `sign` for the literal retelling first; the true analog
 is the harder case. Nothing here ranks, so a split run here is not a run of the ranking benchmark, but the
 held-out half and the fresh set are still read only for a final candidate (`--split`).
@@ -49,6 +60,7 @@ class Counts:
     pairs: int = 0
     same_class: int = 0
     same_sign: int = 0
+    same_course: int = 0
     sets: int = 0
     endings_signed: int = 0  # both stories end in a signed event
     endings_same: int = 0  # ... with the same sign
@@ -62,7 +74,8 @@ class Counts:
             return round(n / d, 3) if d else 0.0
 
         return {"sets": self.sets, "pairs": self.pairs, "class": share(self.same_class, self.pairs),
-                "sign": share(self.same_sign, self.pairs), "endings_signed": self.endings_signed,
+                "sign": share(self.same_sign, self.pairs), "course": share(self.same_course, self.pairs),
+                "endings_signed": self.endings_signed,
                 "endings_same": self.endings_same, "events": self.events,
                 "coverage_class": share(self.classed, self.events), "coverage_sign": share(self.signed, self.events)}
 
@@ -74,13 +87,31 @@ def ending_sign(ep: Episode) -> int:
     return signs[-1] if signs else 0
 
 
-def count_pairs(counts: Counts, pairs: Iterable[tuple[Event, Event]]) -> None:
+def course(ep: Episode) -> dict[str, tuple[str, int, int]]:
+    """Each event's part in its story's course, read from the structure, not the verb: its mode, its sign and the
+    sign of the next signed event told after it that happened (not a goal, condition or purpose; 0 when none).
+    An omission told before a failure is ("", 0, -1) whatever its verb; the failure that ends the story (-1, 0)."""
+    told = sorted(ep.events, key=lambda e: e.order)
+    out: dict[str, tuple[str, int, int]] = {}
+    after = 0
+    for e in reversed(told):
+        out[e.id] = (e.mode, e.sign, after)
+        if e.sign and not e.mode:
+            after = e.sign
+    return out
+
+
+def count_pairs(counts: Counts, pairs: Iterable[tuple[Event, Event]],
+                courses: tuple[dict[str, tuple[str, int, int]], dict[str, tuple[str, int, int]]] | None = None
+                ) -> None:
     """Add mapped event pairs to `counts`: a pair agrees on class when both events have the same class other
-    than `other`, on sign when both have the same sign (0 included)."""
+    than `other`, on sign when both have the same sign (0 included), on course when `courses` (the two
+    episodes' `course`) give both events the same part."""
     for a, b in pairs:
         counts.pairs += 1
         counts.same_class += a.action == b.action and a.action != "other"
         counts.same_sign += a.sign == b.sign
+        counts.same_course += courses is not None and courses[0][a.id] == courses[1][b.id]
 
 
 def count_events(counts: Counts, ep: Episode) -> None:
@@ -100,13 +131,65 @@ def count_set(counts: Counts, base: Episode, other: Episode) -> None:
     mapping = map_episodes(base, other)
     by_id = {e.id: e for e in base.events}
     other_by_id = {e.id: e for e in other.events}
-    count_pairs(counts, ((by_id[x], other_by_id[y]) for x, y, _ in mapping.events))
+    count_pairs(counts, ((by_id[x], other_by_id[y]) for x, y, _ in mapping.events), (course(base), course(other)))
     counts.sets += 1
     a, b = ending_sign(base), ending_sign(other)
     counts.endings_signed += bool(a and b)
     counts.endings_same += bool(a and a == b)
     count_events(counts, base)
     count_events(counts, other)
+
+
+@dataclass(slots=True)
+class Ranks:
+    """The true analog's ranks among stored stories by one score."""
+
+    tasks: int = 0
+    top1: int = 0
+    reciprocal: float = 0.0  # summed
+
+    def add(self, rank: float) -> None:
+        self.tasks += 1
+        self.top1 += rank == 1
+        self.reciprocal += 1 / rank
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"tasks": self.tasks, "top1": self.top1,
+                "mrr": round(self.reciprocal / self.tasks, 3) if self.tasks else 0.0}
+
+
+RANKED_BY = ("class", "course", "mapper")
+
+
+def agreeing_share(base: Episode, other: Episode) -> dict[str, float]:
+    """How well `other` agrees with `base` as a ranking score: its mapped pairs that agree on class (not `other`) and
+    on a course that says something (a sign or a signed event after), over the larger story's event count; and the
+    mapper's score."""
+    from engine.analogy.mapping import map_episodes
+
+    mapping = map_episodes(base, other)
+    ca, cb = course(base), course(other)
+    by_id = {e.id: e for e in base.events}
+    other_by_id = {e.id: e for e in other.events}
+    size = max(len(base.events), len(other.events), 1)
+    pairs = [(by_id[x], other_by_id[y]) for x, y, _ in mapping.events]
+    return {"class": sum(a.action == b.action != "other" for a, b in pairs) / size,
+            "course": sum(ca[a.id] == cb[b.id] and (ca[a.id][1] != 0 or ca[a.id][2] != 0) for a, b in pairs) / size,
+            "mapper": mapping.score}
+
+
+def ranking(sets: Sequence[dict[str, str]], episodes: dict[str, Episode]) -> dict[str, dict[str, Ranks]]:
+    """split -> score (`RANKED_BY`) -> the true analogs' ranks among every true and false analog of `sets`."""
+    stored = [(n, kind) for n in range(len(sets)) for kind in ("true", "false")]
+    out: dict[str, dict[str, Ranks]] = {}
+    for n, s in enumerate(sets):
+        scores = {(m, kind): agreeing_share(episodes[s["base"]], episodes[sets[m][kind]]) for m, kind in stored}
+        ranks = out.setdefault(s.get("split", ""), {b: Ranks() for b in RANKED_BY})
+        for by in RANKED_BY:
+            mine = scores[(n, "true")][by]
+            others = [v[by] for key, v in scores.items() if key != (n, "true")]
+            ranks[by].add(1 + sum(v > mine for v in others) + 0.5 * sum(v == mine for v in others))
+    return out
 
 
 def agreement(sets: Sequence[dict[str, str]], episodes: dict[str, Episode]) -> dict[str, dict[str, Counts]]:
@@ -145,37 +228,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     report: dict[str, Any] = {}
     total = {o: Counts() for o in (*OTHERS, CONTROL)}
+    total_ranks = {b: Ranks() for b in RANKED_BY}
     for path in args.stories:
         sets = [s for s in json.loads(path.read_text())["stories"] if not args.split or s["split"] in args.split]
         if not sets:
             continue
-        episodes, seconds = episodes_of([s[k] for s in sets for k in ("base", *OTHERS)])
+        episodes, seconds = episodes_of([s[k] for s in sets for k in ("base", *OTHERS, "false")])
+        ranks = ranking(sets, episodes)
         for split, by_other in agreement(sets, episodes).items():
             for o, c in by_other.items():
                 _add(total[o], c)
-            _print(f"{path.stem}:{split}", by_other, report)
+            for b, r in ranks[split].items():
+                total_ranks[b].tasks += r.tasks
+                total_ranks[b].top1 += r.top1
+                total_ranks[b].reciprocal += r.reciprocal
+            _print(f"{path.stem}:{split}", by_other, report, ranks[split])
         print(f"{path.stem}: {len(episodes)} texts extracted, {1000 * seconds / len(episodes):.2f} ms a text "
               f"(parse included)", file=sys.stderr)
-    _print("all", total, report)
+    _print("all", total, report, total_ranks)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
 
 def _add(total: Counts, c: Counts) -> None:
-    for name in ("pairs", "same_class", "same_sign", "sets", "endings_signed", "endings_same", "events", "classed",
-                 "signed"):
+    for name in ("pairs", "same_class", "same_sign", "same_course", "sets", "endings_signed", "endings_same", "events",
+                 "classed", "signed"):
         setattr(total, name, getattr(total, name) + getattr(c, name))
 
 
-def _print(name: str, by_other: dict[str, Counts], report: dict[str, Any]) -> None:
-    row = {o: c.as_dict() for o, c in by_other.items()}
-    report[name] = row
+def _print(name: str, by_other: dict[str, Counts], report: dict[str, Any], ranks: dict[str, Ranks]) -> None:
+    row: dict[str, Any] = {o: c.as_dict() for o, c in by_other.items()}
+    report[name] = row | {"rank": {b: r.as_dict() for b, r in ranks.items()}}
+    print(f"{name} true analog ranked by agreement alone: " + "; ".join(
+        f"{b} top-1 {r.top1} of {r.tasks}, MRR {r.as_dict()['mrr']:.3f}" for b, r in ranks.items()))
     for o, d in row.items():
         print(f"{name} base vs {o}: {d['sets']} sets, {d['pairs']} mapped pairs, same class "
-              f"{d['class']:.0%}, same sign {d['sign']:.0%}; endings signed {d['endings_signed']}, alike "
-              f"{d['endings_same']}; events {d['events']}, classed {d['coverage_class']:.1%}, signed "
-              f"{d['coverage_sign']:.1%}")
+              f"{d['class']:.0%}, same sign {d['sign']:.0%}, same course {d['course']:.0%}; endings signed "
+              f"{d['endings_signed']}, alike {d['endings_same']}; events {d['events']}, classed "
+              f"{d['coverage_class']:.1%}, signed {d['coverage_sign']:.1%}")
 
 
 if __name__ == "__main__":
