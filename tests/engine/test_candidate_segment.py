@@ -294,16 +294,21 @@ def test_a_bulk_import_catches_up_once_at_the_end_and_recalls_meanwhile_see_ever
 
 
 def test_find_answers_each_ids_row_as_a_dict_would() -> None:
-    """`CandidateSegment.find` (ids as one fixed-width bytes array, binary-searched): every stored id's row; -1 for an
-    id not stored, one that only shares a stored id's prefix, one longer than any stored id but starting with one
-    (truncated to the width, then told apart), and one with characters beyond ASCII."""
+    """`CandidateSegment.find` (ids as one fixed-width bytes array, binary-searched when few, else hashed): every
+    stored id's row; -1 for an id not stored, one that only shares a stored id's prefix, one longer than any stored
+    id but starting with one (truncated to the width, then told apart), and one with characters beyond ASCII; the
+    same rows asked one at a time and in a batch large enough to be hashed."""
     ids = ["01A", "01B", "zeta", "01AB", "é-memory", "x" * 9]
     vectors = np.eye(len(ids), 4, dtype=np.float32)
     table = CandidateTable(1, CandidateColumns(ids, ["[]"] * len(ids), [None] * len(ids), vectors), [])
     segment = table.segment
     asked = [*ids, "01", "01C", "zeta!", "x" * 12, "é", "", "01AB"]
     row = {memory_id: n for n, memory_id in enumerate(ids)}
-    assert segment.find(asked).tolist() == [row.get(i, -1) for i in asked]
+    expected = [row.get(i, -1) for i in asked]
+    assert len(asked) <= candidate_segment.FEW_IDS < len(asked) * 3  # both ways: the binary search and the hash
+    assert segment.find(asked).tolist() == expected
+    assert segment.find(asked * 3).tolist() == expected * 3
+    assert [segment.find([i]).tolist()[0] for i in asked] == expected
     assert segment.find([]).tolist() == []
 
 
