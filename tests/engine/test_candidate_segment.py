@@ -104,6 +104,39 @@ def test_a_reopened_store_maps_its_segment_instead_of_rebuilding_it(
         _same_as_a_rebuild(engine)
 
 
+def test_changes_a_reopen_reads_from_the_store_are_written_into_a_segment_for_the_next_process(
+    data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Changes held in memory when the writer closed (fewer than its merge threshold) are read from the store by
+    the next process's first recall, which writes them into a segment: a third process reads none of them (each
+    `hebbs recall` is a fresh process)."""
+    monkeypatch.setattr(derived, "CANDIDATE_MERGE_MIN", 3)
+    monkeypatch.setattr(derived, "CANDIDATE_MERGE_AT", 20)
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
+        _fill(engine, 40)
+        engine.recall("webhook")
+        _fill(engine, 8, start=100)  # below the threshold of a 48-memory table (12): held, not merged
+        engine.recall("webhook")
+        assert engine._indexes.candidates().held >= 8  # noqa: SLF001
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
+        engine.recall("webhook invoice")
+        table = engine._indexes.candidates()  # noqa: SLF001
+        assert table.held == 0 and table.segment.seq == engine._store.change_seq()  # noqa: SLF001
+        _same_as_a_rebuild(engine)
+    with MemoryEngine(data_dir, embedder=embedder, clock=clock) as engine:
+        read: list[int] = []
+        rows = engine._store.fusion_rows  # noqa: SLF001
+
+        def counted(ids: list[str], with_embeddings: bool) -> dict:
+            read.append(len(ids))
+            return rows(ids, with_embeddings)
+
+        monkeypatch.setattr(engine._store, "fusion_rows", counted)  # noqa: SLF001
+        engine.recall("webhook invoice")
+        assert read == [] and engine._indexes.candidates().held == 0  # noqa: SLF001
+        _same_as_a_rebuild(engine)
+
+
 def test_changes_are_merged_into_new_segments_that_reopen_equal_to_a_rebuild(
     data_dir: Path, embedder: Embedder, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, small_merges: None
 ) -> None:
