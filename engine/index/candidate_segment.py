@@ -10,8 +10,9 @@ Columns, by row number: the embedding (float32, in one or more *blocks*, each a 
 width bytes), whether the row is alive, the episode key and entity as codes into one string table, and the
 row's `followed_by` neighbours (both directions) as a compressed sparse row (`adj_starts`, `adj_rows`:
 row numbers). The live rows' ids, sorted, with their rows (`sorted_ids`, `sorted_rows`) answer id -> row
-through a hash table over them (engine/index/id_hash.py, made on first use), vectorised. A row is never changed
-in place: a changed memory gets a new row and its old one is marked dead when the next segment is written.
+through a hash table over them (engine/index/id_hash.py, made on first use), vectorised; a few ids (`FEW_IDS`)
+by a binary search. A row is never changed in place: a changed memory gets a new row and its old one is marked
+dead when the next segment is written.
 
 A segment is immutable and describes the store at one change number (`seq`). The table keeps the changes
 since in memory and writes a new segment once they grow (`CandidateTable.saved_segment`): the embedding
