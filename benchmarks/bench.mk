@@ -50,7 +50,8 @@ bench-serve: setup
 # tuned on) -> results/analogy_stories_new.json, and the fourth (session 21, other domains, styles and causal shapes,
 # treated as held out) -> results/analogy_stories_fresh.json; then how far tellings of one structure agree (class and
 # sign of mapped event pairs, base onto literal retelling and onto true analog, every set file and split; session 22;
-# each event's course, and the true analog's rank by agreement alone, session 22's third developer)
+# each event's course, and the true analog's rank by agreement alone, session 22's third developer; participant links,
+# session 23)
 # -> results/analogy_agreement.json.
 bench-analogy: setup
 	$(BENCH_PY) -m benchmarks.analogy.analogy_eval $(ANALOGY_ARGS)

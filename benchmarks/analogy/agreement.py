@@ -11,6 +11,9 @@ another setting) with the mapper (`map_episodes`), and the mapped event pairs ar
   structure rather than from the verb, so "skipped testing" before a crash and "skipped the penalty practice" before
   lost kicks agree, as "lent his notes" before a pass and "covered a shift" before a promotion do (session 22, third
   developer);
+- `links`: who did what to whom across the story (session 23): over the pairs of mapped event pairs of which either
+  story's two events share a participant, the share whose two events are linked the same way in both stories (`links`:
+  the roles the shared participants play in each, e.g. the agent of the first act the recipient of the second);
 - `endings`: sets whose two stories both end in a signed event (the last sentence holds one, not a goal,
   condition or purpose), and of those, how many with the same sign;
 - `control`: the same counts for the base mapped onto the next set's true analog, another structure (the mapper
@@ -21,9 +24,10 @@ another setting) with the mapper (`map_episodes`), and the mapped event pairs ar
 - `rank`: agreement read as a ranking (session 22, third developer): each base mapped onto every true and false
   analog of the file's sets (its split filter applied), each story scored by how many of the mapped pairs agree on
   class (not `other`), or on course (a sign or a signed event after them: a course that says something), over the
-  larger story's event count, and by the mapper's own score; the true analog's rank among them (others tied with it
-  count half), as top-1 count and mean reciprocal rank. A label can lead the control by many points and still rank
-  the true analog first rarely: ranking asks that it beat every stored story, not one.
+  larger story's event count, by its pairs of mapped pairs linked alike through their participants (`links`) over
+  the larger story's pairs of events, and by the mapper's own score; the true analog's rank among them (others tied
+  with it count half), as top-1 count and mean reciprocal rank. A label can lead the control by many points and still
+  rank the true analog first rarely: ranking asks that it beat every stored story, not one.
 An extraction that makes tellings agree raises `class` and `sign` for the literal retelling first; the true analog
 is the harder case. Nothing here ranks, so a split run here is not a run of the ranking benchmark, but the
 held-out half and the fresh set are still read only for a final candidate (`--split`).
@@ -61,6 +65,8 @@ class Counts:
     same_class: int = 0
     same_sign: int = 0
     same_course: int = 0
+    linked: int = 0  # pairs of mapped pairs whose events share a participant in either story
+    same_links: int = 0  # ... linked the same way in both
     sets: int = 0
     endings_signed: int = 0  # both stories end in a signed event
     endings_same: int = 0  # ... with the same sign
@@ -75,6 +81,7 @@ class Counts:
 
         return {"sets": self.sets, "pairs": self.pairs, "class": share(self.same_class, self.pairs),
                 "sign": share(self.same_sign, self.pairs), "course": share(self.same_course, self.pairs),
+                "links": share(self.same_links, self.linked), "linked": self.linked,
                 "endings_signed": self.endings_signed,
                 "endings_same": self.endings_same, "events": self.events,
                 "coverage_class": share(self.classed, self.events), "coverage_sign": share(self.signed, self.events)}
@@ -99,6 +106,33 @@ def course(ep: Episode) -> dict[str, tuple[str, int, int]]:
         if e.sign and not e.mode:
             after = e.sign
     return out
+
+
+def links(ep: Episode) -> dict[tuple[str, str], frozenset[tuple[str, str]]]:
+    """How each two events of a story are linked through the participants they share: for (x, y), the (role in x,
+    role in y) pairs of every participant both hold ("Sam lent Ravi his notes ... Ravi lent Sam his bike": the
+    agent of the first the recipient of the second and the other way round). Unlinked pairs are left out."""
+    held: dict[str, dict[str, set[str]]] = {}
+    for e, role, p in ep.roles:
+        held.setdefault(e, {}).setdefault(p, set()).add(role)
+    out: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+    for x, px in held.items():
+        for y, py in held.items():
+            if x != y and (shared := px.keys() & py.keys()):
+                out[(x, y)] = frozenset((r1, r2) for p in shared for r1 in px[p] for r2 in py[p])
+    return out
+
+
+def count_links(counts: Counts, pairs: Sequence[tuple[str, str]], base: Episode, other: Episode) -> None:
+    """Add the mapped event pairs' participant links to `counts`: every two mapped pairs of which either story's
+    events are linked, and how many are linked the same way in both."""
+    l1, l2 = links(base), links(other)
+    for i, (x1, x2) in enumerate(pairs):
+        for y1, y2 in pairs[i + 1:]:
+            a, b = l1.get((x1, y1)), l2.get((x2, y2))
+            if a or b:
+                counts.linked += 1
+                counts.same_links += a == b
 
 
 def count_pairs(counts: Counts, pairs: Iterable[tuple[Event, Event]],
@@ -132,6 +166,7 @@ def count_set(counts: Counts, base: Episode, other: Episode) -> None:
     by_id = {e.id: e for e in base.events}
     other_by_id = {e.id: e for e in other.events}
     count_pairs(counts, ((by_id[x], other_by_id[y]) for x, y, _ in mapping.events), (course(base), course(other)))
+    count_links(counts, [(x, y) for x, y, _ in mapping.events], base, other)
     counts.sets += 1
     a, b = ending_sign(base), ending_sign(other)
     counts.endings_signed += bool(a and b)
@@ -158,7 +193,7 @@ class Ranks:
                 "mrr": round(self.reciprocal / self.tasks, 3) if self.tasks else 0.0}
 
 
-RANKED_BY = ("class", "course", "mapper")
+RANKED_BY = ("class", "course", "links", "mapper")
 
 
 def agreeing_share(base: Episode, other: Episode) -> dict[str, float]:
@@ -173,9 +208,11 @@ def agreeing_share(base: Episode, other: Episode) -> dict[str, float]:
     other_by_id = {e.id: e for e in other.events}
     size = max(len(base.events), len(other.events), 1)
     pairs = [(by_id[x], other_by_id[y]) for x, y, _ in mapping.events]
+    linked = Counts()
+    count_links(linked, [(x, y) for x, y, _ in mapping.events], base, other)
     return {"class": sum(a.action == b.action != "other" for a, b in pairs) / size,
             "course": sum(ca[a.id] == cb[b.id] and (ca[a.id][1] != 0 or ca[a.id][2] != 0) for a, b in pairs) / size,
-            "mapper": mapping.score}
+            "links": linked.same_links / max(1, size * (size - 1) // 2), "mapper": mapping.score}
 
 
 def ranking(sets: Sequence[dict[str, str]], episodes: dict[str, Episode]) -> dict[str, dict[str, Ranks]]:
@@ -252,8 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _add(total: Counts, c: Counts) -> None:
-    for name in ("pairs", "same_class", "same_sign", "same_course", "sets", "endings_signed", "endings_same", "events",
-                 "classed", "signed"):
+    for name in ("pairs", "same_class", "same_sign", "same_course", "linked", "same_links", "sets", "endings_signed",
+                 "endings_same", "events", "classed", "signed"):
         setattr(total, name, getattr(total, name) + getattr(c, name))
 
 
@@ -264,7 +301,8 @@ def _print(name: str, by_other: dict[str, Counts], report: dict[str, Any], ranks
         f"{b} top-1 {r.top1} of {r.tasks}, MRR {r.as_dict()['mrr']:.3f}" for b, r in ranks.items()))
     for o, d in row.items():
         print(f"{name} base vs {o}: {d['sets']} sets, {d['pairs']} mapped pairs, same class "
-              f"{d['class']:.0%}, same sign {d['sign']:.0%}, same course {d['course']:.0%}; endings signed "
+              f"{d['class']:.0%}, same sign {d['sign']:.0%}, same course {d['course']:.0%}, linked alike "
+              f"{d['links']:.0%} of {d['linked']}; endings signed "
               f"{d['endings_signed']}, alike {d['endings_same']}; events {d['events']}, classed "
               f"{d['coverage_class']:.1%}, signed {d['coverage_sign']:.1%}")
 

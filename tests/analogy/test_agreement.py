@@ -7,12 +7,14 @@ from benchmarks.analogy.agreement import (
     agreeing_share,
     agreement,
     count_events,
+    count_links,
     count_pairs,
     course,
     ending_sign,
+    links,
     ranking,
 )
-from engine.analogy.episode_graph import Episode, Event
+from engine.analogy.episode_graph import Episode, Event, Participant
 
 
 def _ev(i: int, lemma: str, action: str, sign: int = 0, sentence: int = 0, mode: str = "") -> Event:
@@ -112,3 +114,28 @@ def test_ranking_by_agreement_alone_puts_the_telling_that_agrees_on_course_first
     # by class the two stories tie at nothing: the tie counts half, so the true analog is not first
     assert ranks["class"].top1 == 0 and ranks["class"].reciprocal == 1 / 1.5
     assert ranks["mapper"].top1 == 1  # the mapper's causes chain and order put the true analog first
+
+
+def _helped_twice(second: list[tuple[str, str, str]]) -> Episode:
+    """Two acts of help with a failure between them; `second` gives the second act's roles."""
+    return Episode(events=[_ev(0, "lend", "help", 0, 0), _ev(1, "break", "fail", -1, 1), _ev(2, "lend", "help", 0, 2)],
+                   participants=[Participant("a", "person"), Participant("b", "person"), Participant("c", "artefact")],
+                   roles=[("e0", "agent", "a"), ("e0", "recipient", "b"), ("e1", "agent", "c"), *second])
+
+
+def test_links_say_who_did_what_to_whom_across_the_story() -> None:
+    repaid = _helped_twice([("e2", "agent", "b"), ("e2", "recipient", "a")])  # the one helped helps back
+    one_way = _helped_twice([("e2", "agent", "a"), ("e2", "recipient", "b")])  # the same helper twice
+    assert links(repaid)[("e0", "e2")] == {("agent", "recipient"), ("recipient", "agent")}
+    assert links(one_way)[("e0", "e2")] == {("agent", "agent"), ("recipient", "recipient")}
+    assert ("e0", "e1") not in links(repaid)  # the broken thing is no one's in this telling: no link
+    identity = [("e0", "e0"), ("e1", "e1"), ("e2", "e2")]
+    c = Counts()
+    count_links(c, identity, repaid, repaid)
+    assert (c.linked, c.same_links) == (1, 1)
+    count_links(c, identity, repaid, one_way)  # linked in both, the other way round: counted, not alike
+    assert (c.linked, c.same_links) == (2, 1)
+    assert c.as_dict()["links"] == 0.5
+    # as a ranking score: the pairs linked alike over the larger story's pairs of events (3 here)
+    assert agreeing_share(repaid, repaid)["links"] == 1 / 3
+    assert agreeing_share(repaid, one_way)["links"] == 0.0
