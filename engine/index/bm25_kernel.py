@@ -27,10 +27,10 @@ def best_rows(rows: np.ndarray, counts: np.ndarray, lengths: np.ndarray, starts:
               limit: int, scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(rows, scores) of the best `limit` rows holding any of the terms, by score descending then `rank`
     ascending (unordered in the answer): term n's postings are `rows[starts[n]:ends[n]]` with their `counts`,
-    weighed `weights[n]` (its idf: positive, so every score a row collects is too); rows marked in `stale` do not
-    count (an empty `stale`: no row is stale, and none is looked up: a read per posting of a 1M-row array cost a
-    tenth of the search). `lengths`: each row's length (read only when b != 0). `scratch`: float64 zeros, one per
-    row; it is all zeros again when this returns."""
+    weighed `weights[n]` (its idf); rows marked in `stale` do not count (an empty `stale`: no row is stale, and
+    none is looked up: a read per posting of a 1M-row array cost a tenth of the search). `lengths`: each row's
+    length (read only when b != 0). `scratch`: float64 zeros, one per row; it is all zeros again when this
+    returns."""
     if not len(starts) or limit <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     found: tuple[np.ndarray, np.ndarray] = _best_rows(
@@ -59,9 +59,9 @@ def _best_rows(rows, counts, lengths, starts, ends, weights, k1, b, mean_length,
             norm = k1 if b == 0.0 else k1 * (1.0 - b + b * lengths[row] / mean_length)
             acc[row] += weight * tf * (k1 + 1.0) / (tf + norm)
     # The best `limit` in a heap whose root is the worst of them; each row's score is read once and cleared.
-    # Once the heap is full, a row already taken (its score cleared to 0) or stale (never added to) loses to the
-    # root on the score alone, so the loop tests only that: a test for 0 first mispredicted for every row held by
-    # more than one term (on a 1M store's window table, 1.2 of the search's 3.8 ms).
+    # Once the heap is full, a row already taken (its score cleared to 0) or stale (never added to) is turned away
+    # only after it beats the root, which with positive weights it never does: a test for 0 first mispredicted
+    # for every row held by more than one term (on a 1M store's window table, 1.2 of the search's 3.8 ms).
     best = np.empty(limit, dtype=np.int64)
     scores = np.empty(limit, dtype=np.float64)
     size = 0
@@ -83,8 +83,8 @@ def _best_rows(rows, counts, lengths, starts, ends, weights, k1, b, mean_length,
                     at = up
                 best[at], scores[at] = row, score
             # `_before` written out: its arguments would read both ranks (scattered reads) for every row, and
-            # almost every row loses on the score alone (every score is positive: a cleared 0 never wins)
-            elif score > scores[0] or (score == scores[0] and rank[row] < rank[best[0]]):
+            # almost every row loses on the score alone
+            elif (score > scores[0] or (score == scores[0] and rank[row] < rank[best[0]])) and score != 0.0:
                 at = 0
                 while True:  # sift down past worse children
                     child = 2 * at + 1

@@ -59,7 +59,8 @@ def test_kernel_equals_numpy_scoring_every_posting(seed: int, width: int, terms:
     counts = rng.integers(1, top_count + 1, size=len(rows)).astype(np.int32)  # few distinct values: many ties
     ends = np.cumsum([len(x) for x in lists]).astype(np.int64)
     starts = ends - np.array([len(x) for x in lists], dtype=np.int64)
-    weights = rng.uniform(0.1, 5.0, size=terms)
+    # idf is positive; negative weights too (a row's 0 must never come back into a full heap of negative scores)
+    weights = rng.uniform(0.1 if seed % 2 else -2.0, 5.0, size=terms)
     lengths = rng.integers(1, 30, size=width).astype(np.int32)
     stale = rng.random(width) < (stale_share or 0.0)
     rank = rng.permutation(width).astype(np.int64)
