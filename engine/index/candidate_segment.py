@@ -47,6 +47,7 @@ import numpy as np
 from engine.index.id_hash import IdHash
 from engine.index.lexical_segment import Strings, file_crc32
 from engine.index.maps import populate_later
+from engine.index.sorted_rows import positions_in
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +103,8 @@ class CandidateSegment:
         encoded = [i.encode() for i in ids]  # once: a recall looks up a thousand ids or more
         # (fromiter: the same array as np.array(encoded, dtype), in a sixth of the time)
         keys = np.fromiter(encoded, dtype=self.sorted_ids.dtype, count=len(encoded))  # longer ids: truncated, then
-        if len(keys) <= FEW_IDS:  # a binary search: for a few ids it costs less than hashing them (and no table)
-            at = np.minimum(np.searchsorted(self.sorted_ids, keys), len(self.sorted_ids) - 1)
-            at = np.where(self.sorted_ids[at] == keys, at, -1)
-        else:
-            at = self._hashed().positions(keys)
+        # told apart below; a few ids by binary search: it costs less than hashing them (and needs no table)
+        at = positions_in(self.sorted_ids, keys) if len(keys) <= FEW_IDS else self._hashed().positions(keys)
         rows = np.where(at >= 0, self.sorted_rows[at], -1)
         width = self.sorted_ids.dtype.itemsize
         if width < max(map(len, encoded), default=0):
