@@ -188,6 +188,12 @@ class Ranks:
         self.top1 += rank == 1
         self.reciprocal += 1 / rank
 
+    def add_all(self, other: Ranks) -> None:
+        """Add another file's or split's ranks (for the total over every file)."""
+        self.tasks += other.tasks
+        self.top1 += other.top1
+        self.reciprocal += other.reciprocal
+
     def as_dict(self) -> dict[str, Any]:
         return {"tasks": self.tasks, "top1": self.top1,
                 "mrr": round(self.reciprocal / self.tasks, 3) if self.tasks else 0.0}
@@ -276,9 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for o, c in by_other.items():
                 _add(total[o], c)
             for b, r in ranks[split].items():
-                total_ranks[b].tasks += r.tasks
-                total_ranks[b].top1 += r.top1
-                total_ranks[b].reciprocal += r.reciprocal
+                total_ranks[b].add_all(r)
             _print(f"{path.stem}:{split}", by_other, report, ranks[split])
         print(f"{path.stem}: {len(episodes)} texts extracted, {1000 * seconds / len(episodes):.2f} ms a text "
               f"(parse included)", file=sys.stderr)
