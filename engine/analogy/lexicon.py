@@ -186,6 +186,18 @@ PERSON_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "doctor", "pro
                            "grandfather", "chef", "captain", "capt", "sir", "dame", "lady", "lord", "judge", "officer",
                            "sergeant", "father", "mother", "sister", "brother", "mrs.", "inspector", "detective",
                            "pastor", "reverend", "rev", "madam", "madame", "mister", "señor", "senor", "herr", "frau"})
+# English nouns and titles that say a person's gender ("her son", "Mrs Ivanova", "the old woman"): a pronoun of the
+# other gender never points to them. Closed-class words of the language, not names: a name's gender is learned only
+# from the pronouns that point to it.
+MALE_WORDS = frozenset({"man", "boy", "son", "father", "dad", "daddy", "husband", "brother", "uncle", "nephew",
+                        "grandfather", "grandpa", "grandad", "grandson", "king", "prince", "gentleman", "boyfriend",
+                        "stepfather", "stepson", "mr", "mister", "sir", "lord", "herr", "señor", "senor", "monk",
+                        "policeman", "businessman"})
+FEMALE_WORDS = frozenset({"woman", "girl", "daughter", "mother", "mum", "mom", "mummy", "wife", "sister", "aunt",
+                          "auntie", "niece", "grandmother", "grandma", "granny", "granddaughter", "queen", "princess",
+                          "lady", "girlfriend", "stepmother", "stepdaughter", "mrs", "ms", "miss", "madam", "madame",
+                          "dame", "frau", "nun", "policewoman", "businesswoman", "landlady", "waitress", "actress",
+                          "bride"})
 # Manner words that make an act a rush ("painted the fence in a hurry", "wrote it in a panic", "hastily") or an
 # act against advice ("laughs and plays it anyway"), when the verb's own class says less (a generic class).
 HASTE_NOUNS = frozenset({"hurry", "rush", "panic", "haste"})

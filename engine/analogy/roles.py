@@ -52,6 +52,8 @@ class _Builder:
         self.parts: dict[str, Participant] = {}
         self.recent: list[Participant] = []
         self.plural: set[str] = set()  # participants named by a plural noun: "they", not "he"
+        self.gender: dict[str, str] = {}  # participant id -> "m" / "f", from a gendered noun, title or pronoun
+        self.of_token: dict[int, Participant] = {}  # a word read once stays who it was read as
         self.last_main: Event | None = None
         self.segments: list[tuple[str, int, int]] = []
         self.sent_no = 0  # the sentence being read
@@ -118,14 +120,26 @@ class _Builder:
         lower = token.lower_
         if lower in ("which", "that", "this", "what", "who", "whom", "there", "here"):
             return None
+        if (known := self.of_token.get(token.i)) is not None and known.id not in bound:
+            # the subject of "She shrugs and says ..." is read again for "says": the same one, whatever was named
+            self._touch(known)
+            return known
+        found = self._participant(token, bound)
+        if found is not None:
+            self.of_token[token.i] = found
+        return found
+
+    def _participant(self, token: Token, bound: frozenset[str]) -> Participant | None:
+        lower = token.lower_
         if token.pos_ == "PRON":
             kind = lexicon.PRONOUN_TYPES.get(lower)
             if kind is None:
                 return None
+            gender = _PRONOUN_GENDER.get(lower)
             if lower in _SPEAKERS:  # "I", "we", "you": the teller and the told, never someone named before
                 lower = _SPEAKERS[lower]
             else:
-                found = self._antecedent(lower, kind, bound)
+                found = self._antecedent(lower, kind, bound, gender)
                 if found is None and kind == "person":  # "Nadia (GPE) said she ...": the name is a person
                     found = next((p for k, p in reversed(self.parts.items()) if k.startswith("ent:") and
                                   p.type in ("place", "organisation", "thing") and " " not in p.text), None)
@@ -133,8 +147,12 @@ class _Builder:
                         found.type = "person"
                 if found is not None:
                     self._touch(found)
+                    self._gendered(found, gender)
                     return found
             key, ptype, text = f"pron:{lower}", kind, lower
+        elif token.pos_ == "NOUN" and token.text[:1].isupper() and f"ent:{lower}" in self.parts:
+            # a name the tagger read as a common noun this once ("Ravi lent Sam his bike")
+            key, ptype, text = f"ent:{lower}", "person", token.text
         else:
             # (`doc.ents` builds every entity span of the document on each read: look only when the token is in one)
             ent = next((e for e in token.doc.ents if e.start <= token.i < e.end), None) if token.ent_type else None
@@ -158,19 +176,61 @@ class _Builder:
                                                     ("compound", "amod", "poss") or t is token)[:40]
         found = self.parts.get(key)
         if found is None:
-            found = self.parts[key] = Participant(f"p{len(self.parts)}", ptype, text)
+            found = self.parts[key] = Participant(f"p{len(self.ep.participants)}", ptype, text)
             self.ep.participants.append(found)
             if token.tag_ in ("NNS", "NNPS") or lower in ("we", "us"):
                 self.plural.add(found.id)
         self._touch(found)
+        if token.pos_ == "PRON":
+            self._gendered(found, _PRONOUN_GENDER.get(token.lower_))
+        elif found.type == "person":  # "her son", "the old woman", "Mrs Ivanova"
+            self._gendered(found, _word_gender([t.lower_ for t in token.subtree if t.dep_ in ("compound", "amod")
+                                                or t is token] + [token.lemma_.lower()] +
+                                               ([token.doc[token.i - 1].lower_] if token.i > 0 and
+                                                token.pos_ == "PROPN" else [])))
+        for c in token.children:  # "Abdul, the office manager": "the manager" is Abdul from here on
+            if c.dep_ == "appos" and c.pos_ == "NOUN":
+                self.parts.setdefault(f"noun:{c.lemma_.lower()}", found)
+                self._gendered(found, _word_gender([c.lemma_.lower()]))
         return found
 
-    def _antecedent(self, pronoun: str, kind: str, bound: frozenset[str]) -> Participant | None:
+    def _gendered(self, p: Participant, gender: str | None) -> None:
+        """Learn a participant's gender (the first evidence stands): from then on a pronoun of the other gender
+        looks past it ("Maria accused her son ... he" is the son, "she" Maria)."""
+        if gender is not None and p.type == "person" and p.id not in self.plural:
+            self.gender.setdefault(p.id, gender)
+
+    def owners(self, ev: Event, tokens: Iterable[Token]) -> None:
+        """Read the owners the event's participants' possessive pronouns name, after the event's subject is known,
+        for the gender they give, without roles: "Maria accused her son": "her" is the subject's (not the son's), so
+        Maria is a woman."""
+        agent_id = next((p for e, r, p in self.ep.roles if e == ev.id and r == "agent"), None)
+        agent = next((p for p in self.ep.participants if p.id == agent_id), None)
+        for token in tokens:
+            for c in token.children:
+                if c.dep_ != "poss" or (gender := _PRONOUN_GENDER.get(c.lower_)) is None:
+                    continue
+                held = self.parts.get(f"noun:{token.lemma_.lower()}")
+                fits = [p for p in reversed(self.recent) if p.type == "person" and p.id not in self.plural and
+                        p is not held and self.gender.get(p.id, gender) == gender]
+                # the clause's doer, else the only one it can be ("The plumber tells Mrs Ivanova that her pipe is
+                # cracked" says nothing of the plumber)
+                owner = agent if agent in fits else fits[0] if len(fits) == 1 else None
+                if owner is not None:
+                    self._gendered(owner, gender)
+
+    def _antecedent(self, pronoun: str, kind: str, bound: frozenset[str], gender: str | None = None
+                    ) -> Participant | None:
         """The most recent participant a third-person pronoun can point to: "he" / "she" / "it" not to a plural
         noun ("he hired pickers. ... he wanted" is not the pickers); "they" to a plural one first ("the apples
-        ... they"), then a group or organisation ("the choir ... its new conductor ... they won"), a person last."""
+        ... they"), then a group or organisation ("the choir ... its new conductor ... they won"), a person last;
+        "he" / "she" never to someone known to be of the other gender."""
         singular = pronoun in _SINGULAR_PRONOUNS
-        recent = [p for p in reversed(self.recent) if p.id not in bound]
+        recent = [p for p in reversed(self.recent) if p.id not in bound and
+                  (gender is None or self.gender.get(p.id, gender) == gender)]
+        known = [p for p in recent if gender is not None and self.gender.get(p.id) == gender and
+                 _compatible(kind, p.type) and p.text.lower() not in _PRONOUN_GENDER]  # not an unresolved "him"
+        recent = known or recent  # "The plumber tells Mrs Ivanova ... She shrugs": the one known to be a she
         if not singular and kind == "group":  # "they": a plural first, then a group, a single person last
             found = next((p for p in recent if p.id in self.plural and p.type != "activity"), None) or next(
                 (p for p in recent if p.type in ("group", "organisation")), None)
@@ -311,6 +371,19 @@ def _unable_or_lacking(token: Token) -> bool:
 _SPEAKERS = {"i": "i", "me": "i", "myself": "i", "we": "we", "us": "we", "ourselves": "we", "you": "you",
              "yourself": "you"}
 _SINGULAR_PRONOUNS = {"he", "him", "she", "her", "it", "himself", "herself", "itself"}
+_PRONOUN_GENDER = {"he": "m", "him": "m", "himself": "m", "his": "m", "she": "f", "her": "f", "herself": "f",
+                   "hers": "f"}
+
+
+def _word_gender(words: Iterable[str]) -> str | None:
+    """The gender a person's noun or title says ("son", "aunt", "Mrs"), if any."""
+    for w in words:
+        w = w.rstrip(".")
+        if w in lexicon.MALE_WORDS:
+            return "m"
+        if w in lexicon.FEMALE_WORDS:
+            return "f"
+    return None
 
 
 def _compatible(pronoun_type: str, participant_type: str) -> bool:
@@ -595,6 +668,9 @@ def _lemma(t: Token) -> str:
 
 
 def _build_sentence(b: _Builder, sent: Span) -> None:
+    for t in sent:  # owners named in the sentence, before its pronouns are read: "Tom's coach warned him"
+        if t.dep_ == "poss" and t.pos_ == "PROPN":
+            b.participant(t)
     heads = [t for t in sent if _is_event_head(t)]
     goal_verbs: dict[Token, Token] = {}
     for t in heads:
@@ -687,6 +763,7 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         if subj is None and t.i in b.goal_tokens:  # "Priya wanted to launch": Priya launches
             subj, srole = _subject(t.head)
         b.role(ev, srole, subj)
+        b.owners(ev, [c for c in t.children if c.dep_ in ("dobj", "dative")] + ([subj] if subj is not None else []))
         sent_events.append(ev)
     for frame, comp in reversed(framed):  # "skipped [testing]": clauses hung on the frame verb reach the event
         if frame.i not in b.by_token and comp.i in b.by_token:
