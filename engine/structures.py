@@ -44,6 +44,9 @@ STRUCTURE_IDLE_BATCH = 16
 log = logging.getLogger(__name__)
 # Pending structures extracted per transaction by the read barrier.
 STRUCTURE_CATCHUP_BATCH = 512
+# What re-extracting one stored memory's structure costs (spaCy, short texts on a 2-core machine): the estimate
+# the one-off re-extraction after an extractor upgrade announces.
+REEXTRACT_SECONDS_EACH = 0.004
 
 
 class IdleWork(Protocol):
@@ -139,6 +142,11 @@ class StructureFollower:
                 return 0
             else:
                 stale = self._store.stale_structures(GRAPH_VERSION)
+            if stale:  # a wait of about 4 ms a memory, once: say so where the user sees it (the CLI's stderr)
+                log.warning("re-extracting the relational structures of %d %s for extractor version %d "
+                            "(once per store, after an upgrade; about %d s)", len(stale),
+                            "memory" if len(stale) == 1 else "memories", GRAPH_VERSION,
+                            max(1, round(len(stale) * REEXTRACT_SECONDS_EACH)))
             for start in range(0, len(stale), 1000):
                 chunk = stale[start : start + 1000]
                 found = extractor.extract([content for _, content in chunk])

@@ -6,6 +6,7 @@ Real engine, real spaCy, real Chroma, temp dirs, an injected clock; waits are fo
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -234,7 +235,7 @@ def test_the_barrier_reads_no_table_while_the_store_is_unchanged(
 
 
 def test_structures_of_an_older_extractor_version_are_re_extracted_before_the_first_analogical_recall(
-        tmp_path: Path, embedder: Embedder, clock: ManualClock) -> None:
+        tmp_path: Path, embedder: Embedder, clock: ManualClock, caplog: pytest.LogCaptureFixture) -> None:
     from engine.analogy.episode_graph import GRAPH_VERSION
 
     with MemoryEngine(tmp_path / "data", embedder=embedder, clock=clock) as engine:
@@ -243,6 +244,13 @@ def test_structures_of_an_older_extractor_version_are_re_extracted_before_the_fi
         old = {**current, "version": GRAPH_VERSION - 1, "graph": {}, "features": []}
         engine._store.set_structures([(ids[0], TEXTS[0], old)])  # as an older engine left it
         assert engine.structure_of(ids[0])["version"] == GRAPH_VERSION - 1
-    with MemoryEngine(tmp_path / "data", embedder=embedder, clock=clock) as engine:
+    with MemoryEngine(tmp_path / "data", embedder=embedder, clock=clock) as engine, caplog.at_level(logging.WARNING):
         engine.recall(CUE, strategies=["analogical"])
         assert engine.structure_of(ids[0]) == current
+        # the one-off wait is announced, with how many memories it is for
+        assert [r.getMessage() for r in caplog.records if "re-extracting" in r.getMessage()] == [
+            f"re-extracting the relational structures of 1 memory for extractor version {GRAPH_VERSION} "
+            "(once per store, after an upgrade; about 1 s)"]
+        caplog.clear()
+        engine.recall(CUE, strategies=["analogical"])
+        assert not [r for r in caplog.records if "re-extracting" in r.getMessage()]
