@@ -254,3 +254,21 @@ def test_structures_of_an_older_extractor_version_are_re_extracted_before_the_fi
         caplog.clear()
         engine.recall(CUE, strategies=["analogical"])
         assert not [r for r in caplog.records if "re-extracting" in r.getMessage()]
+
+
+def test_stale_structures_are_every_other_version_found_through_the_version_index(
+        tmp_path: Path, embedder: Embedder, clock: ManualClock) -> None:
+    from engine.analogy.episode_graph import GRAPH_VERSION
+    from engine.store.sqlite.structures import STALE
+
+    with MemoryEngine(tmp_path / "data", embedder=embedder, clock=clock) as engine:
+        ids = _remember_and_extract(engine)
+        current = engine.structure_of(ids[0])
+        others = {ids[1]: GRAPH_VERSION - 1, ids[2]: GRAPH_VERSION + 1, ids[3]: str(GRAPH_VERSION)}
+        engine._store.set_structures([(i, TEXTS[ids.index(i)], {**current, "version": v}) for i, v in others.items()])
+        waiting = engine.remember("The courier was late because the van broke down.")  # pending: no structure
+        stale = engine._store.stale_structures(GRAPH_VERSION)
+        assert sorted(i for i, _ in stale) == sorted([*others, waiting.id])  # older, newer, a text, none
+        assert dict(stale)[ids[1]] == TEXTS[1]
+        plan = " ".join(str(row[-1]) for row in engine._store.read("EXPLAIN QUERY PLAN " + STALE, (1, 1)))
+        assert "memories_structure_version" in plan and "SCAN memories" not in plan  # no row read to find none

@@ -10,7 +10,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,11 @@ from engine.store.sqlite import changes, fulltext
 from engine.store.sqlite.checkpoints import FALLBACK_PAGES, WalCheckpointer
 
 SCHEMA_VERSION = 1
+# Each memory's structure version, indexed: a process's first analogical recall asks which structures another
+# extractor version wrote (engine/structures.py), and without the index that read every row's structure (2.5 s at a
+# million memories with the file in the page cache; more from disk) in every process, to find none.
+STRUCTURE_VERSION = "json_extract(structure, '$.version')"  # a query uses the index only when written the same
+STRUCTURE_VERSIONS = f"CREATE INDEX IF NOT EXISTS memories_structure_version ON memories ({STRUCTURE_VERSION})"
 # Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
 ERASE_PENDING = "vector_erase_pending"
 
@@ -159,6 +164,8 @@ class SqliteConnection:
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(SCHEMA)
+        with suppress(sqlite3.OperationalError):  # (no JSON functions: `stale_structures` scans)
+            self._conn.execute(STRUCTURE_VERSIONS)
         self._conn.executescript(changes.SCHEMA)
         self._logged = True
         self._conn.execute(

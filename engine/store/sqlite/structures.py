@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from engine.store.rows import MEMORY_COLUMNS, MemoryRecord, row_to_memory
-from engine.store.sqlite.connection import SqliteConnection
+from engine.store.sqlite.connection import STRUCTURE_VERSION, SqliteConnection
+
+# Memories whose structure another extractor version wrote (`IS NOT ?`, the version twice), as three ranges of the
+# version index (connection.STRUCTURE_VERSIONS): SQLite searches the index for each part of a UNION ALL, where for
+# IS NOT, or an OR of the three, it reads every row's structure.
+STALE = " UNION ALL ".join(f"SELECT id, content FROM memories WHERE {STRUCTURE_VERSION} {test}"
+                           for test in ("IS NULL", "< ?", "> ?"))
 
 
 class StructureTable(SqliteConnection):
@@ -58,9 +64,7 @@ class StructureTable(SqliteConnection):
     def stale_structures(self, version: int) -> list[tuple[str, str]]:
         """(id, content) of memories whose structure was written by another extractor version."""
         try:
-            rows = self._query(
-                "SELECT id, content FROM memories WHERE json_extract(structure, '$.version') IS NOT ?", (version,)
-            )
+            rows = self._query(STALE, (version, version))
             return [(r[0], r[1]) for r in rows]
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             rows = self._query("SELECT id, content, structure FROM memories")
