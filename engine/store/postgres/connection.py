@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE INDEX IF NOT EXISTS memories_timeline ON memories (entity_id, created_at, id);
 CREATE INDEX IF NOT EXISTS memories_kind ON memories (kind);
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
+-- Each memory's structure version: the stale-structure check (structures.STALE) reads this, not every structure.
+CREATE INDEX IF NOT EXISTS memories_structure_version ON memories (((structure::jsonb) -> 'version'));
 CREATE TABLE IF NOT EXISTS edges (
     source TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     target TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,

@@ -11,6 +11,13 @@ import numpy as np
 from engine.store.postgres.connection import PostgresConnection
 from engine.store.rows import MEMORY_COLUMNS, MemoryRecord, row_to_memory
 
+# Memories whose structure another extractor version wrote (IS DISTINCT FROM the version, given twice), as three
+# ranges of the `memories_structure_version` index: a UNION ALL lets the planner search it for each part, where for
+# IS DISTINCT FROM it reads every row's structure. (jsonb orders every other type, and JSON null, apart from a number.)
+_VERSION = "((structure::jsonb) -> 'version')"
+STALE = " UNION ALL ".join(f"SELECT id, content FROM memories WHERE {_VERSION} {test}"
+                           for test in ("IS NULL", "< to_jsonb(%s::int)", "> to_jsonb(%s::int)"))
+
 
 class StructureTable(PostgresConnection):
     def get_record(self, memory_id: str) -> MemoryRecord | None:
@@ -37,11 +44,7 @@ class StructureTable(PostgresConnection):
         return dict(self._query_ids("SELECT id, structure FROM memories", ids))
 
     def stale_structures(self, version: int) -> list[tuple[str, str]]:
-        rows = self._query(
-            "SELECT id, content FROM memories WHERE (structure::jsonb -> 'version') IS DISTINCT FROM to_jsonb(%s::int)",
-            (version,),
-        )
-        return [(r[0], r[1]) for r in rows]
+        return [(r[0], r[1]) for r in self._query(STALE, (version, version))]
 
     def set_structures(self, structures: Sequence[tuple[str, str, dict[str, Any]]], *, pending_only: bool = False
                        ) -> list[str]:
