@@ -31,6 +31,8 @@ _CAUSE_WORDS = {"because", "due", "thanks", "owing"}
 FRAME_VERBS = {"decide", "try", "attempt", "manage", "choose", "seem", "continue", "keep", "begin", "start", "get",
                "happen", "opt", "go", "plan", "intend", "agree", "promise", "offer", "need", "have", "want",
                "hope", "wish", "aim", "tend", "use", "rush", "hurry", "bother", "dare"}
+# Verbs that have someone do something: "made them rehearse", "had him redo it" (not "let": that enables).
+_CAUSATIVE_VERBS = {"make", "have"}
 # Verbs whose complement is something the subject aimed at: "wanted to win", "hoped the team would win".
 GOAL_VERBS = {"want", "hope", "wish", "aim", "plan", "intend", "dream", "long", "try", "attempt", "promise", "vow",
               "pledge", "resolve"}
@@ -699,6 +701,13 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         comp = next((c for c in t.children if (c.dep_ == "xcomp" or _negating_complement(c)) and
                      c.pos_ in ("VERB", "AUX")), None)
         framing = lemma in FRAME_VERBS or lemma in lexicon.NEGATING_VERBS
+        if comp is None and lemma in _CAUSATIVE_VERBS and not _passive(t):
+            # "the conductor made them rehearse", "had them practise": the causative frames what was done (the
+            # bare infinitive with its own subject; the small model hangs it as a clausal complement)
+            comp = next((c for c in t.children if c.dep_ == "ccomp" and c.tag_ == "VB" and c.i > t.i and
+                         any(g.dep_ == "nsubj" for g in c.children) and lexicon.noun_type(c.lemma_) != "person"),
+                        None)  # ("made him captain": a role given, the noun read as a verb)
+            framing = comp is not None
         if comp is not None and (framing and (lemma != "stop" or comp.tag_ == "VBG") and not _passive(t)
                                  or _evidential(t)):
             # ("testing was skipped [to hit the date]": a purpose, not what was skipped)
