@@ -142,7 +142,8 @@ def markdown(result: Mapping[str, Any]) -> str:
 def engine_failures(stories: list[dict[str, str]], distractors: list[str], data_dir: Path, alpha: float,
                     split: str = "heldout", log: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """The triads store as story_eval builds it; for each `split` base, the winner when its true analog loses."""
-    from benchmarks.analogy.analogy_eval import WEIGHTS, ranks_of
+    from benchmarks.analogy.analogy_eval import ranks_of
+    from benchmarks.analogy.story_eval import analogical_scores
     from engine import MemoryEngine
 
     rows: list[dict[str, Any]] = []
@@ -154,9 +155,7 @@ def engine_failures(stories: list[dict[str, str]], distractors: list[str], data_
         for n, s in enumerate(stories):
             if s["split"] != split:
                 continue
-            hits = engine.recall(s["base"], strategies=["analogical"], analogical_alpha=alpha, top_k=len(ids),
-                                 scoring_weights=WEIGHTS)
-            scores = {r.memory.id: r.signals.relevance for r in hits}
+            scores = analogical_scores(engine, s["base"], alpha, len(ids))
             rank, _ = ranks_of(scores, (ids[2 * n], ids[2 * n + 1]), ids)
             best = max((i for i in ids if i != ids[2 * n]), key=lambda i: scores.get(i, -1.0))
             rows.append({"id": s["id"], "rank": rank, "true_score": round(scores.get(ids[2 * n], -1.0), 4),

@@ -48,7 +48,8 @@ DOCUMENT_CUE = "Quality checks were skipped to hit an early date, and the produc
 DOCUMENT_TARGET = "saffron-opening.md"
 
 
-def _recall(engine: MemoryEngine, cue: str, alpha: float, k: int) -> dict[str, float]:
+def analogical_scores(engine: MemoryEngine, cue: str, alpha: float, k: int) -> dict[str, float]:
+    """Each recalled memory's relevance for `cue` by analogical recall alone at `alpha` (relevance-only weights)."""
     results = engine.recall(cue, strategies=["analogical"], analogical_alpha=alpha, top_k=k, scoring_weights=WEIGHTS)
     return {r.memory.id: r.signals.relevance for r in results}
 
@@ -77,7 +78,7 @@ def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path,
             pair = (ids[2 * n], ids[2 * n + 1])
             for alpha in ALPHAS:
                 started = time.perf_counter()
-                found = _recall(engine, s["base"], alpha, len(ids))
+                found = analogical_scores(engine, s["base"], alpha, len(ids))
                 timings.append(time.perf_counter() - started)
                 rank, above = ranks_of(found, pair, ids)
                 add(alpha, "true_above_false", s["split"], above)
@@ -95,7 +96,7 @@ def evaluate(sets: list[dict[str, str]], distractors: list[str], data_dir: Path,
         for n, s in enumerate(sets):
             true, literal, mere = ids[3 * n: 3 * n + 3]
             for alpha in ALPHAS:
-                found = _recall(engine, s["base"], alpha, len(ids))
+                found = analogical_scores(engine, s["base"], alpha, len(ids))
                 add(alpha, "literal_above_mere", s["split"], ranks_of(found, (literal, mere), ids)[1])
                 add(alpha, "true_above_mere", s["split"], ranks_of(found, (true, mere), ids)[1])
                 add(alpha, "literal_top1", s["split"], float(ranks_of(found, (literal, mere), ids)[0] == 1))
