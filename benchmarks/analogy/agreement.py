@@ -42,7 +42,7 @@ import json
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,13 @@ class Counts:
     classed: int = 0
     signed: int = 0
     seen: set[int] = field(default_factory=set)  # ids of episodes already counted for coverage
+
+    def add_all(self, other: Counts) -> None:
+        """Add another file's or split's counts (for the total over every file): every counter; `seen` is the
+        coverage bookkeeping of one file's episodes, not a count."""
+        for f in fields(self):
+            if f.name != "seen":
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
     def as_dict(self) -> dict[str, Any]:
         def share(n: int, d: int) -> float:
@@ -280,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ranks = ranking(sets, episodes)
         for split, by_other in agreement(sets, episodes).items():
             for o, c in by_other.items():
-                _add(total[o], c)
+                total[o].add_all(c)
             for b, r in ranks[split].items():
                 total_ranks[b].add_all(r)
             _print(f"{path.stem}:{split}", by_other, report, ranks[split])
@@ -292,10 +299,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _add(total: Counts, c: Counts) -> None:
-    for name in ("pairs", "same_class", "same_sign", "same_course", "linked", "same_links", "sets", "endings_signed",
-                 "endings_same", "events", "classed", "signed"):
-        setattr(total, name, getattr(total, name) + getattr(c, name))
 
 
 def _print(name: str, by_other: dict[str, Counts], report: dict[str, Any], ranks: dict[str, Ranks]) -> None:
