@@ -75,9 +75,18 @@ bench: bench-analogy bench-analogy-scale
 # A size projected past SCALE_BUDGET minutes of build (from the previous size's rate) is skipped and said so.
 SCALE_SIZES ?= 10000,100000,1000000
 SCALE_BUDGET ?= 60
+SCALE_ARGS ?=
 bench-scale: setup
-	$(BENCH_PY) -m benchmarks.scale --sizes $(SCALE_SIZES) --budget-minutes $(SCALE_BUDGET) --save
+	$(BENCH_PY) -m benchmarks.scale --sizes $(SCALE_SIZES) --budget-minutes $(SCALE_BUDGET) --save $(SCALE_ARGS)
 	$(BENCH_PY) -m benchmarks.run --report-only
+
+# Where all four strategies' time over analogical alone goes (issue 27): the strategies, or fusing and ranking
+# their hits -> results/all_four_parts.json. Reads the stores a scale run kept:
+#   make bench-scale SCALE_ARGS="--keep-stores --work-dir DIR"; make bench-all-four-parts SCALE_WORK_DIR=DIR
+.PHONY: bench-all-four-parts
+bench-all-four-parts: setup
+	@test -n "$(SCALE_WORK_DIR)" || { echo "set SCALE_WORK_DIR to the --work-dir of a scale run with --keep-stores"; exit 2; }
+	$(BENCH_PY) -m benchmarks.all_four_parts --work-dir $(SCALE_WORK_DIR) --sizes $(SCALE_SIZES) --save
 
 # The offline contradiction checks (engine/contradictions/) on the labelled statement pairs, tune and held-out
 # halves reported apart: benchmarks/results/contradictions.json, docs/contradictions.md.
