@@ -323,6 +323,13 @@ _COSTS = {"cost", "costs", "spending", "expense", "expenses", "bill", "bills", "
           "overheads", "outgoings", "fee", "fees", "rent"}
 
 
+def _someone(token: Token) -> bool:
+    """A word for a person, a group or an animal (not a thing): "him", "the children", "Ola", "his goalkeeper"."""
+    if token.pos_ == "PRON":
+        return lexicon.PRONOUN_TYPES.get(token.lower_) in ("person", "group")
+    return token.pos_ == "PROPN" or lexicon.noun_type(token.lemma_.lower()) in ("person", "group", "animal")
+
+
 def _thing_subject(verb: Token) -> bool:
     """The verb's active subject is a thing or an event, not someone: "the rock fall", "the storm", "the machine" (not
     "she", "the team", a name, a place that stands for the people in it, "it", which may be a firm)."""
@@ -736,6 +743,12 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                 ev.action, ev.valence, ev.sign = "omit", None, 0
             elif ev.action in lexicon.GENERIC_CLASSES and manner is not None:
                 ev.action = manner  # "painted the fence in a hurry": the hurry is what the story is about
+            if lemma == "keep" and not ev.negated and any(
+                    c.dep_ in ("prep", "advmod", "prt") and c.lower_ in ("out", "from", "away") for c in t.children) \
+                    and (kept := next((c for c in t.children if c.dep_ == "dobj"), None)) is not None:
+                # "kept his goalkeeper out of the matches", "kept the children away from the river": not letting
+                # someone (a refusal, as "never let her son cycle"); keeping a thing out prevents it
+                ev.action = "refuse" if _someone(kept) else "prevent"
             if (placed := _placed(t, lemma)) is not None:  # "finished last": the race was lost
                 ev.valence, ev.sign = placed
                 ev.action = "fail" if ev.sign < 0 else "succeed"
@@ -809,6 +822,7 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                 pobj = next((g for g in c.subtree if g.dep_ == "pobj"), None)
                 if pobj is not None:
                     b.relate("causes", b.by_token.get(pobj.i) or _nominal(b, pobj), ev)
+    _kinds_of_choice(b, heads)
     events = sorted({id(e): e for e in b.by_token.values() if sent.start <= _token_of(b, e) < sent.end}.values(),
                     key=lambda e: e.order)
     if not events:
@@ -1003,6 +1017,51 @@ def _cause_verb(b: _Builder, verb: Token) -> bool:
     b.relate(kind, cause, effect)
     b.by_token[verb.i] = effect
     return True
+
+
+# What a saving saves: "to save time / two days / money", "to cut costs" (and `_TIME_NOUNS`, `_COSTS`).
+_SAVED = {"money", "cash", "effort", "fuel", "trip", "journey"}
+
+
+def _saving(t: Token) -> bool:
+    """ "save time", "save two days", "save money", "cut costs": spending less, of time or of money."""
+    return _lemma(t) in ("save", "cut", "reduce", "lower", "trim") and any(
+        c.dep_ == "dobj" and c.lemma_.lower() in _TIME_NOUNS | _SAVED | _COSTS for c in t.children)
+
+
+def _kinds_of_choice(b: _Builder, heads: list[Token]) -> None:
+    """Kinds of choice told by what an act was for or what it stood in for, whatever its verb (structure version
+    13): an act of a generic class done to save time or money is a shortcut, an omission as a step skipped is ("laid
+    the asphalt in the rain to save two days", "bought the cheapest food to cut costs", "save money by renting the
+    smallest van"; "skipped testing to save time" was one already); what was done "instead of" something leaves that
+    undone, an omission ("spent the weekend gaming instead of revising", as "without measuring")."""
+    for t in heads:
+        ev = b.by_token.get(t.i)
+        if ev is None or ev.lemma != _lemma(t):
+            continue
+        if t.head.lower_ == "of" and t.head.i > 0 and t.doc[t.head.i - 1].lower_ == "instead" and \
+                t.dep_ in ("pcomp", "pobj") and not ev.negated:
+            # "spent the weekend playing games instead of revising": the revising was not done, an omission (as
+            # "without measuring"); a success not done is no outcome of its own
+            ev.action, ev.text = "omit", f"instead of {ev.text}"
+            if ev.sign > 0:
+                ev.valence, ev.sign = None, 0
+            continue
+        if _saving(t):
+            means = [b.by_token.get(g.i) for c in t.children if c.dep_ == "prep" and c.lower_ == "by"
+                     for g in c.children if g.dep_ == "pcomp"]  # "save money by renting the smallest van"
+            for m in means:
+                if m is not None and m is not ev:
+                    ev.mode = ev.mode or "purpose"
+                    b.relate("motivates", ev, m)
+            if any(c.dep_ == "aux" and c.lower_ == "to" for c in t.children) and (h := _governing_event(b, t)) \
+                    is not None and h is not ev and t.i > t.head.i:
+                ev.mode = ev.mode or "purpose"  # "bought the cheapest food to cut costs"
+                b.relate("motivates", ev, h)
+            served = {a for k, p, a in b.ep.relations if k == "motivates" and p == ev.id}
+            for act in b.ep.events:
+                if act.id in served and act.action in lexicon.GENERIC_CLASSES and not act.negated:
+                    act.action = "omit"  # (an act of a kind of its own keeps it: "tested it once to save a day")
 
 
 def _outcomes(b: _Builder) -> None:
