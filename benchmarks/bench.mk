@@ -48,7 +48,8 @@ bench-serve: setup
 # their literal / mere-appearance controls and the document case (issue 31) -> results/analogy_stories.json, and
 # the second story set -> results/analogy_stories_extra.json, and the third (session 15, a final check only, never
 # tuned on) -> results/analogy_stories_new.json, and the fourth (session 21, other domains, styles and causal shapes,
-# treated as held out) -> results/analogy_stories_fresh.json; then how far tellings of one structure agree (class and
+# treated as held out) -> results/analogy_stories_fresh.json, and the fifth (session 25, 24 sets written blind to the
+# engine, never tuned on) -> results/analogy_stories_fresh2.json; then how far tellings of one structure agree (class and
 # sign of mapped event pairs, base onto literal retelling and onto true analog, every set file and split; session 22;
 # each event's course, and the true analog's rank by agreement alone, session 22's third developer; participant links,
 # session 23)
@@ -62,6 +63,8 @@ bench-analogy: setup
 		--out benchmarks/results/analogy_stories_new.json --no-documents $(ANALOGY_STORY_ARGS)
 	$(BENCH_PY) -m benchmarks.analogy.story_eval --stories benchmarks/analogy/stories_fresh.json \
 		--out benchmarks/results/analogy_stories_fresh.json --no-documents $(ANALOGY_STORY_ARGS)
+	$(BENCH_PY) -m benchmarks.analogy.story_eval --stories benchmarks/analogy/stories_fresh2.json \
+		--out benchmarks/results/analogy_stories_fresh2.json --no-documents $(ANALOGY_STORY_ARGS)
 	$(BENCH_PY) -m benchmarks.analogy.agreement --out benchmarks/results/analogy_agreement.json
 
 # Analogical recall's latency over 10k memories against the similarity floor -> results/analogy_scale.json.
