@@ -21,6 +21,8 @@ another setting) with the mapper (`map_episodes`), and the mapped event pairs ar
   same structure adds is the difference);
 - `coverage`: over the base, literal and true stories' events, the share with a class other than `other`, and
   the share with a sign.
+- `--unclassed N` (session 25, class coverage): over every distinct text read (base, literal, true and false), the
+  share of events with a class and the N lemmas most often left `other`, printed only (the JSON report is unchanged).
 - `rank`: agreement read as a ranking (session 22, third developer): each base mapped onto every true and false
   analog of the file's sets (its split filter applied), each story scored by how many of the mapped pairs agree on
   class (not `other`), or on course (a sign or a signed event after them: a course that says something), over the
@@ -32,7 +34,7 @@ An extraction that makes tellings agree raises `class` and `sign` for the litera
 is the harder case. Nothing here ranks, so a split run here is not a run of the ranking benchmark, but the
 held-out half and the fresh set are still read only for a final candidate (`--split`).
 
-    python -m benchmarks.analogy.agreement [--stories FILE ...] [--split NAME ...] [--out FILE]
+    python -m benchmarks.analogy.agreement [--stories FILE ...] [--split NAME ...] [--out FILE] [--unclassed N]
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -166,6 +169,19 @@ def count_events(counts: Counts, ep: Episode) -> None:
     counts.signed += sum(e.sign != 0 for e in ep.events)
 
 
+def unclassed(episodes: Iterable[Episode]) -> tuple[int, int, Counter[str]]:
+    """Events, events with a class, and how often each lemma is left `other`, over the episodes given."""
+    events, classed, left = 0, 0, Counter[str]()
+    for ep in episodes:
+        for e in ep.events:
+            events += 1
+            if e.action == "other":
+                left[e.lemma] += 1
+            else:
+                classed += 1
+    return events, classed, left
+
+
 def count_set(counts: Counts, base: Episode, other: Episode) -> None:
     """One story set's base mapped onto one other telling."""
     from engine.analogy.mapping import map_episodes
@@ -276,7 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--stories", type=Path, nargs="+", default=[HERE / f for f in DEFAULT_FILES])
     ap.add_argument("--split", nargs="+", help="only these splits (dev, heldout, extra, new, fresh)")
     ap.add_argument("--out", type=Path, help="write the figures as JSON here")
+    ap.add_argument("--unclassed", type=int, default=0, metavar="N",
+                    help="print the share of events classed over every text read and the N lemmas most often unclassed")
     args = ap.parse_args(argv)
+    read: list[Episode] = []
     report: dict[str, Any] = {}
     total = {o: Counts() for o in (*OTHERS, CONTROL)}
     total_ranks = {b: Ranks() for b in RANKED_BY}
@@ -285,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not sets:
             continue
         episodes, seconds = episodes_of([s[k] for s in sets for k in ("base", *OTHERS, "false")])
+        read.extend(episodes.values())
         ranks = ranking(sets, episodes)
         for split, by_other in agreement(sets, episodes).items():
             for o, c in by_other.items():
@@ -295,6 +315,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{path.stem}: {len(episodes)} texts extracted, {1000 * seconds / len(episodes):.2f} ms a text "
               f"(parse included)", file=sys.stderr)
     _print("all", total, report, total_ranks)
+    if args.unclassed:
+        events, classed, left = unclassed(read)
+        print(f"every text read: {len(read)} texts, {events} events, classed {classed / max(events, 1):.1%}; "
+              "most often unclassed: " + ", ".join(f"{lemma} {n}" for lemma, n in left.most_common(args.unclassed)))
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
     return 0

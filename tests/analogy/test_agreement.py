@@ -13,6 +13,7 @@ from benchmarks.analogy.agreement import (
     ending_sign,
     links,
     ranking,
+    unclassed,
 )
 from engine.analogy.episode_graph import Episode, Event, Participant
 
@@ -67,6 +68,14 @@ def test_coverage_counts_each_episode_once() -> None:
     count_events(c, ep)
     count_events(c, ep)
     assert (c.events, c.classed, c.signed) == (3, 2, 1)
+
+
+def test_unclassed_counts_every_event_of_every_episode_given() -> None:
+    a = Episode(events=[_ev(0, "skip", "omit"), _ev(1, "stay", "other"), _ev(2, "crash", "fail", -1)])
+    b = Episode(events=[_ev(0, "stay", "other"), _ev(1, "close", "other")])
+    events, classed, left = unclassed([a, b])
+    assert (events, classed) == (5, 2)
+    assert left.most_common() == [("stay", 2), ("close", 1)]
 
 
 def test_agreement_maps_a_telling_onto_itself_in_full() -> None:
