@@ -56,6 +56,7 @@ class _Builder:
         self.plural: set[str] = set()  # participants named by a plural noun: "they", not "he"
         self.gender: dict[str, str] = {}  # participant id -> "m" / "f", from a gendered noun, title or pronoun
         self.of_token: dict[int, Participant] = {}  # a word read once stays who it was read as
+        self.speakers: set[str] = set()  # the teller and the told ("I", "we", "you"): no third-person pronoun's
         self.last_main: Event | None = None
         self.segments: list[tuple[str, int, int]] = []
         self.sent_no = 0  # the sentence being read
@@ -182,6 +183,8 @@ class _Builder:
             self.ep.participants.append(found)
             if token.tag_ in ("NNS", "NNPS") or lower in ("we", "us"):
                 self.plural.add(found.id)
+            if key.startswith("pron:") and lower in _SPEAKERS.values():
+                self.speakers.add(found.id)
         self._touch(found)
         if token.pos_ == "PRON":
             self._gendered(found, _PRONOUN_GENDER.get(token.lower_))
@@ -228,8 +231,8 @@ class _Builder:
         ... they"), then a group or organisation ("the choir ... its new conductor ... they won"), a person last;
         "he" / "she" never to someone known to be of the other gender."""
         singular = pronoun in _SINGULAR_PRONOUNS
-        recent = [p for p in reversed(self.recent) if p.id not in bound and
-                  (gender is None or self.gender.get(p.id, gender) == gender)]
+        recent = [p for p in reversed(self.recent) if p.id not in bound and p.id not in self.speakers and
+                  (gender is None or self.gender.get(p.id, gender) == gender)]  # ("she" is never the teller)
         known = [p for p in recent if gender is not None and self.gender.get(p.id) == gender and
                  _compatible(kind, p.type) and p.text.lower() not in _PRONOUN_GENDER]  # not an unresolved "him"
         recent = known or recent  # "The plumber tells Mrs Ivanova ... She shrugs": the one known to be a she
@@ -245,16 +248,70 @@ class _Builder:
             self.recent.remove(p)
         self.recent.append(p)
 
-    def role(self, ev: Event, role: str, token: Token | None) -> None:
+    def role(self, ev: Event, role: str, token: Token | None, doer: Participant | None = None) -> None:
+        """Give `ev` a participant in `role`; `doer`, the clause's subject read ahead, is one an object pronoun
+        cannot be."""
         if token is None:
             return
         bound = frozenset(r[2] for r in self.ep.roles if r[0] == ev.id)
+        if doer is not None and token.pos_ == "PRON" and token.lower_ not in _REFLEXIVES:
+            bound |= {doer.id}
         p = self.participant(token, bound)
         if p is not None and p.id not in bound:
             self.ep.roles.append((ev.id, role, p.id))
         for conj in token.children:  # "the chef and the waiter" -> both
             if conj.dep_ == "conj" and conj.pos_ in ("NOUN", "PROPN", "PRON"):
-                self.role(ev, role, conj)
+                self.role(ev, role, conj, doer)
+
+
+_REFLEXIVES = {"himself", "herself", "themselves", "itself", "myself", "yourself", "ourselves", "yourselves"}
+_OBJECT_PRONOUNS = {"him", "her", "them", "me", "us", "you"}
+# verbs whose "for" says what was sought or awaited, not for whom it was done ("waited for her", "asked for help")
+_NOT_BENEFACTIVE = {"wait", "look", "search", "hope", "pray", "ask", "call", "apply", "vote", "head", "leave",
+                    "care", "fall", "stand", "run", "go", "come", "blame", "punish", "thank", "praise", "pay",
+                    "work", "play", "compete", "fight", "send", "sell", "deliver", "return", "charge", "owe",
+                    "bill", "fine"}
+
+
+def _object_pronoun(verb: Token) -> bool:
+    """Whether an object of `verb` (direct, dative, or "to" / "for" someone) is a personal pronoun."""
+    for c in verb.children:
+        if c.dep_ in ("dobj", "dative") and c.lower_ in _OBJECT_PRONOUNS:
+            return True
+        if c.dep_ == "prep" and c.lower_ in ("to", "for") and any(
+                g.dep_ == "pobj" and g.lower_ in _OBJECT_PRONOUNS for g in c.children):
+            return True
+    return False
+
+
+def _bad_noun(noun: Token) -> bool:
+    """A noun that says something went wrong ("mistake", "problems", "a hitch"), as the object of "without"."""
+    found = lexicon.valence(noun.lemma_.lower()) or lexicon.valence(noun.lower_)
+    return found is not None and found[1] < 0 and lexicon.action_class(noun.lemma_.lower()) != "omit"
+
+
+def _benefactive(verb: Token, ev: Event) -> Token | None:
+    """The one an act was done for ("repaired the roof for her", "cooked dinner for the neighbours"): a person,
+    not the doer; only acts whose own class says less than a favour (making, fixing, giving, ...)."""
+    if ev.negated or ev.mode or ev.action not in _FAVOUR_CLASSES or _lemma(verb) in _NOT_BENEFACTIVE:
+        return None
+    for c in verb.children:
+        if c.dep_ == "prep" and c.lower_ == "for" and c.i > verb.i:
+            pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
+            if pobj is None or pobj.lower_ in _REFLEXIVES:
+                continue
+            if pobj.pos_ == "PRON":
+                person = lexicon.PRONOUN_TYPES.get(pobj.lower_) in ("person", "group") and pobj.lower_ not in (
+                    "i", "we", "it", "nobody")
+            else:
+                person = (pobj.ent_type_ == "PERSON" or pobj.pos_ == "PROPN" or
+                          lexicon.noun_type(pobj.lemma_.lower()) in ("person", "group"))
+            if person:
+                return pobj
+    return None
+
+
+_FAVOUR_CLASSES = frozenset({"other", "build", "change", "succeed", "give", "take", "prepare"})
 
 
 def _titled(ent: Span) -> bool:
@@ -411,6 +468,9 @@ def _negated(token: Token) -> bool:
             c.lower_ in ("nobody", "nothing", "none", "no one") or any(d.lower_ == "no" for d in c.children)
         ):
             return True
+        if c.dep_ in ("nsubj", "nsubjpass") and any(d.dep_ == "neg" and c in (d.head, d.head.head)
+                                                    for d in c.subtree):
+            return True  # "not one customer complained", "not a single plant died"
     head = token.head
     # "without checking", "instead of testing"
     if token.dep_ == "pcomp" and head.lower_ in ("without", "instead"):
@@ -728,7 +788,9 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                          [state, *(c for c in state.children if c.dep_ in ("advmod", "amod", "neg", "npadvmod")),
                           *_full_of(state)])
         else:
-            objs = [c for c in t.children if c.dep_ in ("dobj", "attr", "oprd", "acomp")]
+            objs = [c for c in t.children if c.dep_ in ("dobj", "attr", "oprd", "acomp") or
+                    (c.dep_ == "nsubjpass" and lemma in lexicon.LIGHT_VERBS)]
+            # (a light verb's passive subject is what was had or made: "no mistakes were made", "no harm was done")
             carriers: list[Token] = []
             if lemma in lexicon.LIGHT_VERBS:  # "had problems"; "got a poor mark" (the object's modifier)
                 carriers += objs + [m for o in objs for m in o.children if m.dep_ == "amod"]
@@ -770,20 +832,26 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
                 bad = any((lexicon.valence(o.lemma_) or ("", 0))[1] < 0 for o in objs)
                 if bad:
                     ev.valence, ev.sign = ("success", 1) if not ev.negated else ("failure", -1)
-        for c in t.children:
-            if c.dep_ == "dobj":
-                b.role(ev, "patient", c)
-            elif c.dep_ == "dative":
-                b.role(ev, "recipient", c)
-            elif c.dep_ == "agent":
-                b.role(ev, "agent", next((g for g in c.children if g.dep_ == "pobj"), None))
-            elif c.dep_ == "prep" and c.lower_ in ("to", "for") and ev.action in ("give", "help", "communicate"):
-                b.role(ev, "recipient", next((g for g in c.children if g.dep_ == "pobj"), None))
-        subj, srole = _subject(t)  # last, so a later pronoun prefers the subject (centering)
+        subj, srole = _subject(t)  # read last, so a later pronoun prefers the subject (centering)
         if subj is None and t.dep_ == "ROOT" and _verb_tagged_noun(t):  # "the pipe bursts"
             subj, srole = _run_on_subject(t), "agent"
         if subj is None and t.i in b.goal_tokens:  # "Priya wanted to launch": Priya launches
             subj, srole = _subject(t.head)
+        # an object pronoun is never its own clause's subject ("the woman taught her": not the woman): the subject
+        # is known before such an object is read (a subject of the clause's own; one taken from the clause above may
+        # be the object's: "asked a woman to show her")
+        doer = b.participant(subj) if subj is not None and subj.head.i == t.i and _object_pronoun(t) else None
+        if _benefactive(t, ev) is not None:  # "repaired the roof for her", "cooked dinner for them": a favour
+            ev.action = "help"
+        for c in t.children:
+            if c.dep_ == "dobj":
+                b.role(ev, "patient", c, doer)
+            elif c.dep_ == "dative":
+                b.role(ev, "recipient", c, doer)
+            elif c.dep_ == "agent":
+                b.role(ev, "agent", next((g for g in c.children if g.dep_ == "pobj"), None))
+            elif c.dep_ == "prep" and c.lower_ in ("to", "for") and ev.action in ("give", "help", "communicate"):
+                b.role(ev, "recipient", next((g for g in c.children if g.dep_ == "pobj"), None), doer)
         b.role(ev, srole, subj)
         b.owners(ev, [c for c in t.children if c.dep_ in ("dobj", "dative")] + ([subj] if subj is not None else []))
         sent_events.append(ev)
@@ -812,7 +880,12 @@ def _build_sentence(b: _Builder, sent: Span) -> None:
         for c in t.children:  # "released without review": an omission
             if c.dep_ == "prep" and c.lower_ == "without":
                 pobj = next((g for g in c.children if g.dep_ == "pobj"), None)
-                if pobj is not None and pobj.i not in b.by_token:
+                if pobj is not None and pobj.i not in b.by_token and _bad_noun(pobj) and not ev.negated:
+                    # "sang without a single mistake", "finished without any problems": the bad thing did not
+                    # happen, so the act went well (no omission: nothing was left undone)
+                    if not ev.sign:
+                        ev.valence, ev.sign = "success", 1
+                elif pobj is not None and pobj.i not in b.by_token:
                     omitted = _nominal(b, pobj)
                     omitted.action, omitted.text = "omit", f"without {pobj.text}"
         for c in t.children:  # "failed because of the storm", "was late due to traffic"
