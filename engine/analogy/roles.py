@@ -304,7 +304,9 @@ def _benefactive(verb: Token, ev: Event) -> Token | None:
                 person = lexicon.PRONOUN_TYPES.get(pobj.lower_) in ("person", "group") and pobj.lower_ not in (
                     "i", "we", "it", "nobody")
             else:
-                person = (pobj.ent_type_ == "PERSON" or pobj.pos_ == "PROPN" or
+                # a name is someone unless the tagger says it names something else: "for Saturday", "for
+                # Christmas", "for Oslo" are a day, a feast and a place (structure version 15)
+                person = (pobj.ent_type_ == "PERSON" or (pobj.pos_ == "PROPN" and not pobj.ent_type_) or
                           lexicon.noun_type(pobj.lemma_.lower()) in ("person", "group"))
             if person:
                 return pobj

@@ -74,6 +74,13 @@ def test_for_a_purpose_or_what_was_awaited_is_no_favour(extract: Any) -> None:
     assert _event(extract("Tomasz fixed the fence for himself."), "fix").action != "help"
 
 
+def test_a_name_for_a_day_or_a_place_is_no_one_a_favour_is_for(extract: Any) -> None:
+    """Version 15: a proper noun after "for" is someone only when the tagger does not say it names a date, a feast
+    or a place ("for Saturday"); a name it tags as a person, or leaves untagged, still is."""
+    assert _event(extract("Nadia fixed the fence for Saturday."), "fix").action != "help"
+    assert _event(extract("Nadia fixed the fence for Tomas."), "fix").action == "help"
+
+
 # --- object pronouns -----------------------------------------------------------------------------------------
 
 
