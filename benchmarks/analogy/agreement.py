@@ -324,8 +324,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-
-
 def _print(name: str, by_other: dict[str, Counts], report: dict[str, Any], ranks: dict[str, Ranks]) -> None:
     row: dict[str, Any] = {o: c.as_dict() for o, c in by_other.items()}
     report[name] = row | {"rank": {b: r.as_dict() for b, r in ranks.items()}}

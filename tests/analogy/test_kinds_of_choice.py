@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from engine.analogy.mapping import map_episodes
 
 
@@ -19,27 +21,18 @@ def _motivates(ep: Any) -> set[tuple[str, str]]:
     return {(a, b) for k, a, b in ep.relations if k == "motivates"}
 
 
-def test_an_act_done_to_save_time_is_a_shortcut(extract: Any) -> None:
-    ep = extract("The crew poured the concrete in the frost to save a week.")
-    pour, save = _event(ep, "pour"), _event(ep, "save")
-    assert pour.action == "omit"
-    assert (save.id, pour.id) in _motivates(ep)
-
-
-def test_an_act_done_to_cut_costs_is_a_shortcut_and_the_saving_its_purpose(extract: Any) -> None:
-    ep = extract("The landlord bought the cheapest boiler to cut costs.")
-    buy, cut = _event(ep, "buy"), _event(ep, "cut")
-    assert buy.action == "omit"
-    assert cut.mode == "purpose"
-    assert (cut.id, buy.id) in _motivates(ep)
-
-
-def test_a_saving_made_by_an_act_is_that_acts_purpose(extract: Any) -> None:
-    ep = extract("They saved money by hiring the smallest boat for the trip.")
-    hire, save = _event(ep, "hire"), _event(ep, "save")
-    assert hire.action == "omit"
-    assert save.mode == "purpose"
-    assert (save.id, hire.id) in _motivates(ep)
+@pytest.mark.parametrize(("text", "act", "saving"), [
+    ("The crew poured the concrete in the frost to save a week.", "pour", "save"),  # time
+    ("The landlord bought the cheapest boiler to cut costs.", "buy", "cut"),  # costs
+    ("They saved money by hiring the smallest boat for the trip.", "hire", "save"),  # a saving made by an act
+])
+def test_an_act_done_to_save_time_or_money_is_a_shortcut_and_the_saving_its_purpose(
+        extract: Any, text: str, act: str, saving: str) -> None:
+    ep = extract(text)
+    done, saved = _event(ep, act), _event(ep, saving)
+    assert done.action == "omit"
+    assert saved.mode == "purpose"
+    assert (saved.id, done.id) in _motivates(ep)
 
 
 def test_an_act_of_a_kind_of_its_own_keeps_it(extract: Any) -> None:
