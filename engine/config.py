@@ -69,6 +69,9 @@ MAX_EF_SEARCH = 2000
 DEFAULT_MAX_DEPTH = 5
 MAX_DEPTH_CAP = 10
 DEFAULT_ANALOGICAL_ALPHA = 0.5
+# A story cue's structural similarity: this share is the plots' in-order alignment (engine/analogy/plot.py), the rest
+# the mapper's systematicity (chosen on the dev split of the story sets, docs/analogy.md, session 26).
+ANALOGICAL_PLOT_WEIGHT = 0.7
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_SCORING_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}

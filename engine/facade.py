@@ -104,13 +104,15 @@ class MemoryEngine:
         self._placement = (data_dir, database, vector_index is not None)
         self.clock: Clock = clock or SystemClock()
         # Cues are read as episodes unless told otherwise (structures of another extractor are re-extracted).
-        chosen = extractor or EpisodeExtractor()
+        model = embedder or create_embedder()
+        # The engine's own extractor reads stories' plots with the engine's model (engine/analogy/plot.py).
+        chosen = extractor or EpisodeExtractor(embed=model.encode)
         self._indexes = DerivedIndexes(self._store, self.data_dir, vector_index)
         # A store other engines write at the same time (replicas on one PostgreSQL database): follow them.
         self._replica = ReplicaFollower(self._store, self._indexes) if self._store.shared else None
         if self._replica is not None:
             self._store.listen(self._replica.notified)
-        self._writer = Writer(self._store, self._indexes, embedder or create_embedder(), chosen, self.clock)
+        self._writer = Writer(self._store, self._indexes, model, chosen, self.clock)
         self._entities = EntityRegistry(self._store)
         # Structures follow writes: extracted before any read of them, or when idle.
         self._structures = StructureFollower(self._store, self._indexes, lambda: self._writer.extractor, self.clock)

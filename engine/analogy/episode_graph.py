@@ -25,7 +25,7 @@ HIGHER_ORDER = frozenset({"achieves", "thwarts"})  # how a goal or a condition's
 ROLE_KINDS = ("agent", "patient", "recipient")
 # what happened; what someone wanted; what something depended on; what an action was for ("to save time")
 MODES = ("", "goal", "condition", "purpose")
-GRAPH_VERSION = 15  # bump when extraction changes; stored structures of another version are re-extracted
+GRAPH_VERSION = 16  # bump when extraction changes; stored structures of another version are re-extracted
 
 
 @dataclass(slots=True)

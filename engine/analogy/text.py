@@ -2,7 +2,9 @@
 
 A structure is the JSON object kept in the record store's `structure` column:
 `{"version", "extractor", "graph", "features", "self"}` where `graph` is the episode, `features` the
-MAC-stage vector and `self` the episode's self-match (the mapper's normaliser), computed once at write time.
+MAC-stage vector and `self` the episode's self-match (the mapper's normaliser), computed once at write time,
+and, for a text of two sentences or more read by an extractor given the engine's model, `plot`: its sentences'
+embeddings with the text's setting taken out (engine/analogy/plot.py).
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
 from engine.analogy.episode_graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.features import features_of
 from engine.analogy.mapping import self_score
+from engine.analogy.plot import Embed, Plot, decode_plot, encode_plot, plot_of, plot_sentences, plots_of_texts
 from engine.analogy.roles import episode_of
 
 # Stored structures kept parsed (`stored_episode`, by their JSON text): a few MiB.
@@ -38,14 +43,18 @@ class StructureExtractor(Protocol):
         ...
 
 
-def structure_of(ep: Episode, extractor: str = "episode") -> dict[str, Any]:
-    return {
+def structure_of(ep: Episode, extractor: str = "episode", plot: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The structure JSON of an episode; `plot`: its text's plot as `encode_plot` keeps it."""
+    structure = {
         "version": GRAPH_VERSION,
         "extractor": extractor,
         "graph": ep.to_json(),
         "features": features_of(ep),
         "self": round(self_score(ep), 4),
     }
+    if plot is not None:
+        structure["plot"] = plot
+    return structure
 
 
 def structure_of_span(span: Span) -> dict[str, Any]:
@@ -53,9 +62,12 @@ def structure_of_span(span: Span) -> dict[str, Any]:
     return structure_of(episode_of(span))
 
 
-def merged_structure(structures: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """A whole document as one episode: its propositions' episodes in order."""
-    return structure_of(merge([Episode.from_json(s.get("graph")) for s in structures]))
+def merged_structure(structures: Sequence[dict[str, Any]], vectors: np.ndarray | None = None) -> dict[str, Any]:
+    """A whole document as one episode: its propositions' episodes in order; its plot from the propositions'
+    embeddings (`vectors`, one row each, in order: no model call)."""
+    plot = plot_of(vectors) if vectors is not None else None
+    return structure_of(merge([Episode.from_json(s.get("graph")) for s in structures]),
+                        plot=encode_plot(plot, len(vectors)) if plot is not None and vectors is not None else None)
 
 
 def episode(structure: dict[str, Any]) -> Episode:
@@ -70,6 +82,8 @@ class StoredEpisode:
     episode: Episode
     features: tuple[str, ...]
     self_score: float | None
+    plot: Plot | None = None
+    plot_sentences: int = 0  # how many sentences the plot's text has (`plot.kept_sentences` places its rows)
 
 
 @lru_cache(maxsize=STORED_EPISODE_CACHE)
@@ -83,16 +97,20 @@ def stored_episode(text: str) -> StoredEpisode | None:
         return None
     raw_self = structure.get("self")
     return StoredEpisode(episode(structure), tuple(structure.get("features", [])),
-                         None if raw_self is None else float(raw_self))
+                         None if raw_self is None else float(raw_self), decode_plot(structure.get("plot")),
+                         plot_sentences(structure.get("plot")))
 
 
 class EpisodeExtractor:
-    """Episode graphs from spaCy's parse. spaCy is loaded on the first call; texts are parsed in batches."""
+    """Episode graphs from spaCy's parse. spaCy is loaded on the first call; texts are parsed in batches.
+    Given `embed` (the engine's model), texts of two sentences or more also get their plot: one model call for
+    every sentence of the batch."""
 
     name = "episode"
 
-    def __init__(self, batch_size: int = SPACY_BATCH_SIZE) -> None:
+    def __init__(self, batch_size: int = SPACY_BATCH_SIZE, embed: Embed | None = None) -> None:
         self.batch_size = batch_size
+        self.embed = embed
 
     def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         from engine.ingest.nlp import load
@@ -100,6 +118,11 @@ class EpisodeExtractor:
         nlp = load()
         # One text (a recall's cue, a single remember): `nlp(text)` gives the same Doc as `nlp.pipe([text])`
         # byte for byte, without the batching generators around each component (0.2 ms of a cue's 7-8).
-        docs = [nlp(texts[0])] if len(texts) == 1 else nlp.pipe(list(texts), batch_size=self.batch_size)
-        return [structure_of(episode_of(doc)) for doc in docs]
+        docs = [nlp(texts[0])] if len(texts) == 1 else list(nlp.pipe(list(texts), batch_size=self.batch_size))
+        plots: list[dict[str, Any] | None] = [None] * len(docs)
+        if self.embed is not None:
+            sentences = [[t for s in doc.sents if (t := s.text.strip())] for doc in docs]
+            plots = [None if plot is None else encode_plot(plot, len(said))
+                     for plot, said in zip(plots_of_texts(sentences, self.embed), sentences, strict=True)]
+        return [structure_of(episode_of(doc), plot=plot) for doc, plot in zip(docs, plots, strict=True)]
 

@@ -435,6 +435,14 @@ def document_vector(plan: DocumentPlan, vectors: dict[str, np.ndarray]) -> np.nd
     return (mean / norm).astype(np.float32) if norm > 0 else None
 
 
+def proposition_vectors(plan: DocumentPlan, vectors: dict[str, np.ndarray]) -> np.ndarray | None:
+    """The document's propositions' embeddings in order (its plot's rows, engine/analogy/plot.py); None unless
+    every one was embedded."""
+    if not plan.propositions or any(p.content not in vectors for p in plan.propositions):
+        return None
+    return np.stack([vectors[p.content] for p in plan.propositions])
+
+
 def proposition_content(d: Draft) -> str:
     content = d.text if len(d.text) <= MAX_PROPOSITION_CHARS else d.text[: MAX_PROPOSITION_CHARS - 1] + "…"
     return f"{d.speaker}: {content}" if d.speaker else content
@@ -584,7 +592,7 @@ def _write(writer: Writer, batch: Sequence[DocumentPlan], vectors: dict[str, np.
             vector_key = f"\0document:{p.doc.source}"  # not a text: never sent to the model
             vectors[vector_key] = centroid
         items.append((_request(text, doc_context, p.entity_id, MemoryKind.DOCUMENT, p.doc.date),
-                      merged_structure([prop.structure for prop in p.propositions]),
+                      merged_structure([prop.structure for prop in p.propositions], proposition_vectors(p, vectors)),
                       LedgerRow("", p.doc.source, DOCUMENT, -1, p.stamp, {"entities": entities}),
                       vector_key))
         for prop in p.propositions:

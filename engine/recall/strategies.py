@@ -18,6 +18,7 @@ import numpy as np
 
 from engine import config
 from engine.analogy.mapping import Mapping, map_episodes, self_score
+from engine.analogy.plot import PlotMatch, decode_plot, kept_sentences, plot_match, plot_sentences, plot_similarity
 from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
 from engine.blas import one_thread
@@ -507,13 +508,16 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
+    cue_plot = decode_plot(inp.cue_structure.get("plot"))  # a story cue's plot (two sentences or more)
     mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
+    plots: dict[str, float] = {}
     for i in candidates:
         stored = stored_episode(texts[i]) if i in texts else None
         mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
         mapped[i] = (mapping, stored)
+        plots[i] = plot_similarity(cue_plot, stored.plot if stored is not None else None)
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
-    s_sims = {i: mapped[i][0].score for i in candidates}
+    s_sims = {i: structural_similarity(mapped[i][0].score, plots[i], cue_plot is not None) for i in candidates}
     e_part, s_part = pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
     relevance = {i: alpha * e_part[i] + (1 - alpha) * s_part[i] for i in candidates}
     kept = sorted(candidates, key=lambda i: (-relevance[i], i))[: req.top_k]  # (ids are distinct: a total order)
@@ -528,7 +532,9 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
             mapping, stored = mapped[i]
             detail: dict[str, Any] = {
                 "embedding_similarity": e_sims[i],
-                "structural_similarity": mapping.score,
+                "structural_similarity": s_sims[i],
+                "systematicity": mapping.score,
+                "plot_similarity": plots[i],
                 "embedding_part": e_part[i],  # the parts as mixed: over the candidate pool when 0 < alpha < 1
                 "structural_part": s_part[i],
                 "alpha": alpha,
@@ -539,10 +545,42 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
                 detail["shared_structure"] = sorted(cue_features & set(stored.features))
                 if mapping.events:
                     detail["mapping"] = describe_mapping(mapping, cue, stored.episode)
+                if plots[i]:
+                    detail["plot"] = describe_plot(plot_match(cue_plot, stored.plot),
+                                                   (cue, plot_sentences(inp.cue_structure.get("plot"))),
+                                                   (stored.episode, stored.plot_sentences))
             made.append(detail)
         return made
 
     return HitColumns(Strategy.ANALOGICAL, kept, np.array([relevance[i] for i in kept], dtype=np.float64), fields)
+
+
+def structural_similarity(systematicity: float, plot: float, story_cue: bool) -> float:
+    """A candidate's structural similarity to the cue: for a cue that tells a story (two sentences or more), the
+    mapper's systematicity and the plots' in-order alignment mixed (`config.ANALOGICAL_PLOT_WEIGHT`); a memory
+    without a plot brings 0 there. For a one-sentence cue, the systematicity alone."""
+    if not story_cue:
+        return systematicity
+    weight = config.ANALOGICAL_PLOT_WEIGHT
+    return (1.0 - weight) * systematicity + weight * plot
+
+
+def describe_plot(match: PlotMatch, cue: tuple[Any, int], candidate: tuple[Any, int]) -> dict[str, Any]:
+    """The plots' alignment in words: which cue sentence lines up with which of the memory's, and how closely
+    (`cue`, `candidate`: each side's episode and its text's sentence count; sentence numbers of the texts, with
+    their character spans when the episode kept one per sentence)."""
+    def places(side: tuple[Any, int]) -> tuple[list[int], list[Any]]:
+        episode_, count = side
+        return kept_sentences(count).tolist(), (episode_.sentences if len(episode_.sentences) == count else [])
+
+    (cue_at, cue_spans), (memory_at, memory_spans) = places(cue), places(candidate)
+    pairs = []
+    for a, b, similarity in match.pairs:
+        n, m = cue_at[a] if a < len(cue_at) else a, memory_at[b] if b < len(memory_at) else b
+        pairs.append({"cue": n, "memory": m, "similarity": similarity,
+                      "cue_span": cue_spans[n] if n < len(cue_spans) else None,
+                      "memory_span": memory_spans[m] if m < len(memory_spans) else None})
+    return {"similarity": round(match.score, 4), "sentences": pairs}
 
 
 def describe_mapping(mapping: Mapping, cue: Any, candidate: Any) -> dict[str, Any]:

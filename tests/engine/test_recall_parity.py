@@ -284,6 +284,8 @@ def test_bm25_from_posting_lists_in_memory_matches_the_sql(store_engine: MemoryE
 ALL_FOUR = ["similarity", "temporal", "causal", "analogical"]
 # A cue with events and a causal relation, so analogical's structural stage has features to match.
 STORY_CUE = "the launch slipped because legal had not approved the contract"
+# A cue of two sentences has a plot (engine/analogy/plot.py): its structural similarity mixes the plots' alignment in.
+TOLD_STORY_CUE = "Legal had not approved the contract in time. So the launch slipped by a month."
 
 
 def _plain_stored_episode(text: str) -> StoredEpisode | None:
@@ -596,19 +598,24 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or strategies.self_score(cue))
+    cue_plot = strategies.decode_plot(inp.cue_structure.get("plot"))
     mapped = {}
     for i in candidates:
         stored = strategies.stored_episode(texts[i]) if i in texts else None
         mapped[i] = (strategies.map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None
                      else strategies.Mapping(), stored)
+    plots = {i: strategies.plot_similarity(cue_plot, mapped[i][1].plot if mapped[i][1] is not None else None)
+             for i in candidates}
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
-    s_sims = {i: mapped[i][0].score for i in candidates}
+    s_sims = {i: strategies.structural_similarity(mapped[i][0].score, plots[i], cue_plot is not None)
+              for i in candidates}
     e_part, s_part = strategies.pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
     hits = []
     for i in candidates:
         relevance = alpha * e_part[i] + (1 - alpha) * s_part[i]
-        fields = {"embedding_similarity": e_sims[i], "structural_similarity": mapped[i][0].score,
-                  "embedding_part": e_part[i], "structural_part": s_part[i], "alpha": alpha, "shared_structure": [],
+        fields = {"embedding_similarity": e_sims[i], "structural_similarity": s_sims[i],
+                  "systematicity": mapped[i][0].score, "plot_similarity": plots[i], "embedding_part": e_part[i],
+                  "structural_part": s_part[i], "alpha": alpha, "shared_structure": [],
                   "mapping": {}}
         hits.append(strategies.Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))
     hits.sort(key=lambda h: (-h.relevance, h.id))
@@ -618,6 +625,11 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
             hit.detail.fields["shared_structure"] = sorted(set(inp.cue_features) & set(stored.features))
             if mapping.events:
                 hit.detail.fields["mapping"] = strategies.describe_mapping(mapping, cue, stored.episode)
+            if plots[hit.id]:
+                hit.detail.fields["plot"] = strategies.describe_plot(
+                    strategies.plot_match(cue_plot, stored.plot),
+                    (cue, strategies.plot_sentences(inp.cue_structure.get("plot"))),
+                    (stored.episode, stored.plot_sentences))
     return hits[: req.top_k]
 
 
@@ -630,7 +642,7 @@ def test_analogical_columns_are_the_hits_made_one_by_one(store_engine: MemoryEng
     recaller = engine._recaller  # noqa: SLF001 - the strategy's hits are what is under test
     speaker = next(m.entity_id for m in engine.list_memories(kind="episode", limit=50) if m.entity_id)
     described = 0
-    for cue in [*CUES, STORY_CUE]:
+    for cue in [*CUES, STORY_CUE, TOLD_STORY_CUE]:
         for top_k, alpha in ((3, 0.5), (10, 0.5), (50, 0.5), (10, 0.0), (10, 0.3), (10, 1.0)):
             request = build_request(cue, top_k=top_k, strategies=["analogical"], analogical_alpha=alpha)
             inputs = recaller._inputs(request)  # noqa: SLF001

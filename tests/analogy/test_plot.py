@@ -1,0 +1,193 @@
+"""Plots (engine/analogy/plot.py): a story's sentences with its setting taken out, aligned in order.
+
+Synthetic sentence vectors first (a setting shared by every sentence of a story plus the role each sentence plays),
+then the real model and spaCy through the engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine import MemoryEngine, build_request
+from engine.analogy.plot import (
+    PLOT_MAX_SENTENCES,
+    decode_plot,
+    encode_plot,
+    kept_sentences,
+    plot_match,
+    plot_of,
+    plot_similarity,
+    plots_of_texts,
+)
+from engine.analogy.text import EpisodeExtractor, merged_structure, stored_episode
+from engine.config import ANALOGICAL_PLOT_WEIGHT
+from engine.recall.strategies import structural_similarity
+
+DIM = 64
+STORIES = Path(__file__).resolve().parents[2] / "benchmarks" / "analogy" / "stories.json"
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def _story(setting: np.ndarray, roles: np.ndarray, setting_weight: float = 3.0) -> np.ndarray:
+    """Sentence vectors: mostly the story's setting, each one also the role its sentence plays."""
+    return _unit(setting_weight * setting + roles)
+
+
+@pytest.fixture
+def parts() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    settings = _unit(rng.normal(size=(2, DIM)))
+    roles = _unit(rng.normal(size=(4, DIM)))
+    return settings[0], settings[1], roles
+
+
+def test_one_sentence_has_no_plot_and_two_are_each_others_opposite() -> None:
+    assert plot_of(np.ones((1, DIM), dtype=np.float32)) is None
+    a, b, c = np.eye(DIM, dtype=np.float32)[:3]
+    three = plot_of(np.stack([a, b, 2 * c]))
+    assert three is not None
+    assert np.allclose(np.linalg.norm(three.said, axis=1), 1.0)  # the sentences as unit vectors
+    assert np.allclose(np.linalg.norm(three.centred, axis=1), 1.0)
+    assert np.allclose(three.centred.sum(axis=0), 0.0, atol=1e-6)  # centred on their mean
+    two = plot_of(np.stack([a, b]))
+    assert two is not None and np.allclose(two.centred[0], -two.centred[1], atol=1e-6)
+
+
+def test_a_long_text_keeps_an_even_spread_of_its_sentences() -> None:
+    assert kept_sentences(5).tolist() == [0, 1, 2, 3, 4]
+    kept = kept_sentences(100)
+    assert len(kept) == PLOT_MAX_SENTENCES and kept[0] == 0 and kept[-1] == 99
+    assert np.all(np.diff(kept) > 0) and np.diff(kept).max() - np.diff(kept).min() <= 1
+
+
+def test_the_same_plot_in_another_setting_lines_up_sentence_for_sentence(parts: Any) -> None:
+    home, away, roles = parts
+    cue, analog = plot_of(_story(home, roles)), plot_of(_story(away, roles))
+    match = plot_match(cue, analog)
+    assert [(a, b) for a, b, _ in match.pairs] == [(0, 0), (1, 1), (2, 2), (3, 3)]
+    assert 0.5 < match.score <= 1.0
+    assert match.score == pytest.approx(plot_similarity(cue, analog))
+    # the same sentences in another order: the alignment keeps what still comes in order, and scores less
+    shuffled = plot_of(_story(away, roles[[2, 0, 3, 1]]))
+    assert plot_similarity(cue, shuffled) < match.score - 0.2
+    # another plot in the same setting: little lines up
+    others = _unit(np.random.default_rng(8).normal(size=(4, DIM)))
+    assert plot_similarity(cue, plot_of(_story(home, others))) < match.score - 0.3
+
+
+def test_a_sentence_told_again_word_for_word_is_surface_not_plot(parts: Any) -> None:
+    home, _, roles = parts
+    story = plot_of(_story(home, roles))
+    assert plot_similarity(story, story) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_without_two_plots_of_one_width_there_is_nothing_to_align(parts: Any) -> None:
+    home, away, roles = parts
+    cue = plot_of(_story(home, roles))
+    assert plot_similarity(cue, None) == 0.0 and plot_similarity(None, cue) == 0.0
+    narrow = plot_of(_story(away[:32], roles[:, :32]))
+    assert plot_similarity(cue, narrow) == 0.0
+    assert plot_match(cue, None).pairs == ()
+
+
+def test_a_plot_survives_its_stored_form_and_a_bad_entry_reads_as_none(parts: Any) -> None:
+    home, _, roles = parts
+    plot = plot_of(_story(home, roles))
+    assert plot is not None
+    stored = json.loads(json.dumps(encode_plot(plot, 4)))
+    back = decode_plot(stored)
+    assert back is not None and stored["sentences"] == 4
+    assert np.allclose(back.said, plot.said, atol=2e-3) and np.allclose(back.centred, plot.centred, atol=5e-3)
+    for bad in (None, "plot", {}, {"dim": 64}, {**stored, "float16": "%%%"}, {**stored, "dim": 0},
+                {**stored, "dim": 7}, {**stored, "dim": "wide"}):
+        assert decode_plot(bad) is None
+
+
+def test_texts_get_their_plots_from_one_model_call_and_one_sentence_texts_none() -> None:
+    calls: list[list[str]] = []
+
+    def embed(texts: list[str]) -> np.ndarray:
+        calls.append(list(texts))
+        return _unit(np.random.default_rng(len(calls)).normal(size=(len(texts), DIM)))
+
+    plots = plots_of_texts([["One sentence."], ["A first.", "A second.", "A third."], [], ["B one.", "B two."]], embed)
+    assert calls == [["A first.", "A second.", "A third.", "B one.", "B two."]]
+    assert plots[0] is None and plots[2] is None
+    assert plots[1] is not None and plots[1].said.shape == (3, DIM)
+    assert plots[3] is not None and plots[3].said.shape == (2, DIM)
+    assert plots_of_texts([["Only one."]], embed) == [None] and len(calls) == 1
+
+
+def test_a_documents_plot_comes_from_its_propositions_vectors(parts: Any) -> None:
+    home, _, roles = parts
+    vectors = _story(home, roles).astype(np.float32)
+    structure = merged_structure([{}, {}, {}, {}], vectors)
+    assert structure["plot"]["sentences"] == 4
+    assert merged_structure([{}]).get("plot") is None
+
+
+def test_structural_similarity_mixes_the_plot_in_only_for_a_story_cue() -> None:
+    assert structural_similarity(0.4, 0.9, story_cue=False) == 0.4
+    w = ANALOGICAL_PLOT_WEIGHT
+    assert structural_similarity(0.4, 0.2, story_cue=True) == pytest.approx((1 - w) * 0.4 + w * 0.2)
+
+
+# --- the real model and spaCy --------------------------------------------------------------------------------------
+def _first_dev_set() -> dict[str, str]:
+    return next(s for s in json.loads(STORIES.read_text())["stories"] if s["split"] == "dev")
+
+
+def test_the_engine_keeps_a_plot_for_a_story_and_none_for_one_sentence(engine: MemoryEngine) -> None:
+    story = _first_dev_set()["base"]
+    kept = engine.remember(story)
+    single = engine.remember("The payment page crashed on the first busy morning.")
+    structure = engine.structure_of(kept.id)
+    assert structure["plot"]["sentences"] == 4
+    assert "plot" not in engine.structure_of(single.id)
+    # the same plot as the extractor given the engine's model reads it (the cue is read the same way)
+    fresh = EpisodeExtractor(embed=engine.embedder.encode).extract([story])[0]
+    assert decode_plot(fresh["plot"]) is not None
+    assert np.allclose(decode_plot(fresh["plot"]).said, decode_plot(structure["plot"]).said, atol=2e-3)
+
+
+def test_a_story_cue_finds_the_analog_that_tells_its_plot_and_shows_which_sentence_maps_where(
+        engine: MemoryEngine) -> None:
+    story = _first_dev_set()
+    true, false = engine.remember(story["true"]), engine.remember(story["false"])
+    results = engine.recall(build_request(cue=story["base"], strategies=["analogical"], top_k=5, analogical_alpha=0.0))
+    details = {r.memory.id: next(d for d in r.strategy_details if d.strategy.value == "analogical").fields
+               for r in results}
+    assert details[true.id]["plot_similarity"] > details[false.id]["plot_similarity"] > 0
+    for fields in details.values():
+        assert fields["structural_similarity"] == pytest.approx(
+            (1 - ANALOGICAL_PLOT_WEIGHT) * fields["systematicity"] + ANALOGICAL_PLOT_WEIGHT * fields["plot_similarity"])
+    lined_up = details[true.id]["plot"]["sentences"]
+    assert lined_up and all(p["similarity"] > 0 for p in lined_up)
+    assert [p["cue"] for p in lined_up] == sorted(p["cue"] for p in lined_up)  # in order on both sides
+    assert [p["memory"] for p in lined_up] == sorted(p["memory"] for p in lined_up)
+    start, end = lined_up[0]["memory_span"]
+    assert story["true"][start:end].strip()  # a span of the memory's own text
+
+
+def test_a_one_sentence_cue_ranks_by_the_mapper_alone(engine: MemoryEngine) -> None:
+    story = _first_dev_set()
+    engine.remember(story["true"])
+    results = engine.recall(build_request(cue="She skipped testing the payment page to save time, and it crashed.",
+                                          strategies=["analogical"], top_k=5, analogical_alpha=0.0))
+    fields = results[0].strategy_details[0].fields
+    assert fields["structural_similarity"] == fields["systematicity"]
+    assert fields["plot_similarity"] == 0.0 and "plot" not in fields
+
+
+def test_a_stored_structure_without_a_plot_maps_as_before() -> None:
+    structure = EpisodeExtractor().extract(["Tom skipped the check. The machine broke."])[0]
+    assert "plot" not in structure
+    stored = stored_episode(json.dumps(structure))
+    assert stored is not None and stored.plot is None and stored.plot_sentences == 0
