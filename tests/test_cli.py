@@ -264,3 +264,20 @@ def test_every_command_is_documented_in_the_readme() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for name in main.commands:
         assert f"hebbs {name}" in readme, f"`hebbs {name}` is not documented in README.md"
+
+
+def test_a_story_recall_prints_which_sentence_plays_the_part_of_which(hebbs) -> None:  # type: ignore[no-untyped-def]
+    analog = ("Coach Daniel wanted his team to win the regional final. To save time, he skipped the penalty practice. "
+              "In the final, the match went to penalties. Because they had not practised, his players missed their "
+              "kicks, and the team lost the title.")
+    remember(hebbs, analog)
+    cue = ("Priya wanted to launch her bakery's website before the holiday rush. To save time, she skipped testing the "
+           "payment page. On the first busy morning, the payment page crashed. Because of the crash, customers could "
+           "not order, and the holiday sales were lost.")
+    code, out, _ = hebbs("recall", cue, "--strategy", "analogical", "--analogical-alpha", "0")
+    assert code == 0
+    mapped = out[out.index("analogical mappings"):]
+    assert "systematicity" in mapped and "plot" in mapped
+    plot_lines = [line for line in mapped.splitlines() if "=>" in line and line.rstrip().endswith(")")]
+    assert len(plot_lines) >= 2  # sentence by sentence, each with how closely it lines up
+    assert "1 Priya wanted to launch" in plot_lines[0] and "1 Coach Daniel wanted" in plot_lines[0]

@@ -75,6 +75,20 @@ def sentence_rows(mapping: Mapping[str, Any], cue: str, content: str) -> list[di
     return rows
 
 
+def plot_rows(plot: Mapping[str, Any], cue: str, content: str) -> list[dict[str, Any]]:
+    """How a story cue's plot lines up with the memory's (engine/analogy/plot.py): which cue sentence plays the part
+    of which, with both sentences' words and how closely they line up once each story's setting is taken out."""
+    return [{"cue sentence": s["cue"] + 1, "cue": cue[slice(*s["cue_span"])],
+             "memory sentence": s["memory"] + 1, "memory": content[slice(*s["memory_span"])],
+             "lines up": s["similarity"]}
+            for s in plot.get("sentences", []) if s.get("cue_span") and s.get("memory_span")]
+
+
+def analogical_fields(result: Any) -> dict[str, Any]:
+    """The analogical detail fields a recall result carries, or {}."""
+    return next((dict(d.fields) for d in result.strategy_details if d.strategy.value == "analogical"), {})
+
+
 def mapping_of(result: Any) -> dict[str, Any]:
     """The analogical mapping a recall result carries, or {}."""
     return next((dict(d.fields.get("mapping") or {}) for d in result.strategy_details

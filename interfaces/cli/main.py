@@ -368,15 +368,25 @@ def _print_results(results: Sequence[RecallResult], weights: Any, cue: str = "")
 
 
 def _print_mappings(results: Sequence[RecallResult], cue: str = "") -> None:
-    """For analogical hits: which cue sentence maps to which of the memory's, the relations that carried the
-    mapping (higher-order ones first), and which cue event / participant maps to which."""
+    """For analogical hits: how the plots line up (a story cue: which sentence plays the part of which), which cue
+    sentence maps to which of the memory's, the relations that carried the mapping (higher-order ones first), and
+    which cue event / participant maps to which."""
     lines: list[str] = []
     for rank, r in enumerate(results, 1):
         d = next((x.fields for x in r.strategy_details if x.strategy.value == "analogical"), None)
-        if d is None or not d.get("mapping"):
+        if d is None or not (d.get("mapping") or d.get("plot")):
             continue
-        mapping = d["mapping"]
-        lines.append(f"#{rank} structure {d['structural_similarity']:.2f}: {_clip(r.memory.content, 70)}")
+        mapping = d.get("mapping") or {}
+        parts = (f" (systematicity {d['systematicity']:.2f}, plot {d['plot_similarity']:.2f})"
+                 if d.get("plot") and "systematicity" in d else "")
+        lines.append(f"#{rank} structure {d['structural_similarity']:.2f}{parts}: {_clip(r.memory.content, 70)}")
+        for n, s in enumerate(d.get("plot", {}).get("sentences", [])):
+            if s.get("cue_span") and s.get("memory_span"):
+                told, there = (_clip(text[slice(*span)], 44) for text, span in
+                               ((cue, s["cue_span"]), (r.memory.content, s["memory_span"])))
+                label = "plot" if n == 0 else ""
+                lines.append(f"    {label:<9} {s['cue'] + 1} {told}  =>  {s['memory'] + 1} {there}  "
+                             f"({s['similarity']:.2f})")
         sentences = [s for s in mapping.get("sentences", []) if s.get("cue_span") and s.get("memory_span")]
         if len(sentences) > 1:  # a story: which sentence maps to which
             for n, s in enumerate(sentences):
@@ -388,7 +398,8 @@ def _print_mappings(results: Sequence[RecallResult], cue: str = "") -> None:
         for rel in sorted(mapping.get("relations", []), key=lambda x: x["kind"] not in higher):
             lines.append(f"    {rel['kind']:<9} {rel['cue']}  =>  {rel['memory']}")
         events = "; ".join(f"{e['cue']} -> {e['memory']}" for e in mapping.get("events", []))
-        lines.append(f"    events    {events}")
+        if events:
+            lines.append(f"    events    {events}")
         if mapping.get("participants"):
             roles = "; ".join(f"{p['role']} {p['cue']} -> {p['memory']}" for p in mapping["participants"])
             lines.append(f"    roles     {roles}")

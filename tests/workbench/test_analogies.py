@@ -76,3 +76,7 @@ def test_a_story_analog_shows_which_sentence_maps_to_which(make_app: MakeApp, tm
     assert sentences["cue"].iloc[0].startswith("Priya") and sentences["memory"].iloc[0].startswith("Coach")
     relations = table(at, f"ana_relations_{analog.id}")
     assert "thwarts" in set(relations["kind"])  # the failed goal, a higher-order relation, is carried over
+    plot = table(at, f"ana_plot_{analog.id}")  # the plots aligned in order, each pair with how closely it lines up
+    assert len(plot) > 1 and list(plot["cue sentence"]) == sorted(plot["cue sentence"])
+    assert plot["cue"].iloc[0].startswith("Priya") and plot["memory"].iloc[0].startswith("Coach")
+    assert (plot["lines up"] > 0).all()

@@ -39,7 +39,10 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
     st.caption(f"Analogs of “{cue}” with alpha = {ran.get('alpha', 0.5):.2f}: relevance = "
                "alpha × embedding similarity + (1 − alpha) × structural similarity, each counted in the "
                "candidates' standard deviations first when both count (0 < alpha < 1); ranked by the "
-               "composite score (default weights), as a recall ranks them.")
+               "composite score (default weights), as a recall ranks them. For a cue of two sentences or more, "
+               f"structural similarity = {1 - config.ANALOGICAL_PLOT_WEIGHT:g} × systematicity + "
+               f"{config.ANALOGICAL_PLOT_WEIGHT:g} × plot similarity (the stories' sentences aligned in order, each "
+               "story's setting taken out).")
     roles = views.structure_roles(cue_structure)
     described = " · ".join(f"{r}: {', '.join(v)}" for r, v in roles.items())
     st.markdown("**The cue's structure:** "
@@ -61,6 +64,13 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
             if structure is not None:
                 show_table(views.structure_comparison(cue_structure, structure), f"ana_structure_{r.memory.id}")
                 mapping = analogy_view.mapping_of(r)
+                fields = analogy_view.analogical_fields(r)
+                lined_up = analogy_view.plot_rows(fields.get("plot") or {}, ran.get("cue", ""), r.memory.content)
+                if lined_up:  # a story cue: how the two plots line up, sentence by sentence
+                    st.markdown(f"**How the plots line up** (plot similarity {fields['plot_similarity']:.3f}, "
+                                f"systematicity {fields['systematicity']:.3f}): each story's sentences with its "
+                                "setting taken out, aligned in order")
+                    show_table(pd.DataFrame(lined_up), f"ana_plot_{r.memory.id}")
                 sentences = analogy_view.sentence_rows(mapping, ran.get("cue", ""), r.memory.content)
                 if len(sentences) > 1:  # a story: which sentence maps to which, and the relations carried over
                     show_table(pd.DataFrame(sentences), f"ana_sentences_{r.memory.id}")
