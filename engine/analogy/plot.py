@@ -12,13 +12,16 @@ sentences are as they were written (`SURFACE_DISCOUNT`): a sentence told again w
 The best alignment's total over the geometric mean of the two lengths is in [0, 1]. A text of one sentence has no
 plot (its centred vector is 0).
 
-Kept with the memory's structure (`encode_plot`): the sentences' own embeddings as float16, about 0.8 KB a sentence;
-at most `PLOT_MAX_SENTENCES` sentences, spread evenly over a longer text.
+A text's sentences are found by spaCy's rule-based sentencizer (no model, about 0.5 ms a story), not by the parse, so
+a cue's plot is embedded while spaCy parses it. Kept with the memory's structure (`encode_plot`): the sentences' own
+embeddings as float16, about 0.8 KB a sentence, with each sentence's number and character span; at most
+`PLOT_MAX_SENTENCES` sentences, spread evenly over a longer text.
 """
 
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -33,14 +36,18 @@ PLOT_MAX_SENTENCES = 32
 SURFACE_DISCOUNT = 1.5
 
 Embed = Callable[[list[str]], np.ndarray]
+Span = tuple[int, int]
 
 
 class Plot(NamedTuple):
-    """A text's sentences as unit embeddings (`said`) and the same centred on their mean, unit length (`centred`;
-    a row equal to the mean stays 0)."""
+    """A text's kept sentences as unit embeddings (`said`) and the same centred on their mean, unit length
+    (`centred`; a row equal to the mean stays 0); each row's sentence number in the text (`places`) and character
+    span (`spans`, empty when not known: a document's plot is made of its propositions)."""
 
     said: np.ndarray
     centred: np.ndarray
+    places: tuple[int, ...]
+    spans: tuple[Span, ...] = ()
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -48,13 +55,16 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 1e-9)
 
 
-def plot_of(vectors: np.ndarray) -> Plot | None:
+def plot_of(vectors: np.ndarray, spans: Sequence[Span] = ()) -> Plot | None:
     """The plot of a text whose sentences have these embeddings (one row each, in order; at most
-    `PLOT_MAX_SENTENCES` kept, evenly spread); None under `PLOT_MIN_SENTENCES` rows."""
+    `PLOT_MAX_SENTENCES` kept, evenly spread) and character spans (when known); None under `PLOT_MIN_SENTENCES`."""
     if len(vectors) < PLOT_MIN_SENTENCES:
         return None
-    said = _unit(np.asarray(vectors, dtype=np.float32)[kept_sentences(len(vectors))])
-    return Plot(said, _unit(said - said.mean(axis=0)))
+    kept = kept_sentences(len(vectors))
+    said = _unit(np.asarray(vectors, dtype=np.float32)[kept])
+    places = tuple(kept.tolist())
+    kept_spans = tuple((int(spans[n][0]), int(spans[n][1])) for n in places) if len(spans) == len(vectors) else ()
+    return Plot(said, _unit(said - said.mean(axis=0)), places, kept_spans)
 
 
 def kept_sentences(count: int) -> np.ndarray:
@@ -64,30 +74,64 @@ def kept_sentences(count: int) -> np.ndarray:
     return np.unique(np.linspace(0, count - 1, PLOT_MAX_SENTENCES).round().astype(np.int64))
 
 
-def plots_of_texts(sentences: Sequence[Sequence[str]], embed: Embed) -> list[Plot | None]:
-    """Each text's plot from its sentences' texts: one model call for every kept sentence of every text that has a
-    plot (texts of one sentence need none)."""
-    kept = [[said[n] for n in kept_sentences(len(said))] if len(said) >= PLOT_MIN_SENTENCES else []
-            for said in sentences]
-    flat = [text for said in kept for text in said]
-    out: list[Plot | None] = [None] * len(sentences)
+_SENTENCIZER: Any = None
+_SENTENCIZER_LOCK = threading.Lock()
+
+
+def sentences_of(text: str) -> list[tuple[str, Span]]:
+    """A text's sentences (spaCy's rule-based sentencizer), stripped, with their character spans; blank ones left
+    out."""
+    global _SENTENCIZER
+    with _SENTENCIZER_LOCK:
+        if _SENTENCIZER is None:
+            import spacy
+
+            nlp = spacy.blank("en")
+            nlp.add_pipe("sentencizer")
+            _SENTENCIZER = nlp
+    found = []
+    for sent in _SENTENCIZER(text).sents:
+        said = sent.text.strip()
+        if said:
+            start = sent.start_char + sent.text.index(said)
+            found.append((said, (start, start + len(said))))
+    return found
+
+
+def plots_of_texts(texts: Sequence[str], embed: Embed) -> list[dict[str, Any] | None]:
+    """Each text's plot as the structure keeps it (`encode_plot`), None for a text of one sentence: one model call
+    for the kept sentences of every text that has a plot."""
+    return _embedded([sentences_of(text) for text in texts], embed)
+
+
+def _embedded(found: list[list[tuple[str, Span]]], embed: Embed) -> list[dict[str, Any] | None]:
+    """`plots_of_texts` of texts already split into sentences."""
+    kept = [[said[n] for n in kept_sentences(len(said))] if len(said) >= PLOT_MIN_SENTENCES else [] for said in found]
+    flat = [sentence for said in kept for sentence, _ in said]
+    out: list[dict[str, Any] | None] = [None] * len(found)
     if not flat:
         return out
     vectors = np.asarray(embed(flat))
     start = 0
     for n, said in enumerate(kept):
         if said:
-            out[n] = plot_of(vectors[start : start + len(said)])
+            plot = plot_of(vectors[start : start + len(said)], [span for _, span in said])
+            if plot is not None:  # (kept rows are the text's places, not 0..k-1, when it was longer)
+                places = tuple(kept_sentences(len(found[n])).tolist())
+                out[n] = encode_plot(plot._replace(places=places), len(found[n]))
             start += len(said)
     return out
 
 
 def encode_plot(plot: Plot, sentences: int) -> dict[str, Any]:
-    """A plot as the structure JSON keeps it: its sentences' embeddings as float16 in base64, the width, and how many
-    sentences the text has (the kept rows' places follow from it, `kept_sentences`)."""
+    """A plot as the structure JSON keeps it: its sentences' embeddings as float16 in base64, the width, how many
+    sentences the text has, and each kept sentence's number and character span (when known)."""
     data = plot.said.astype(np.float16)
-    return {"dim": int(data.shape[1]), "sentences": int(sentences),
-            "float16": base64.b64encode(data.tobytes()).decode()}
+    entry: dict[str, Any] = {"dim": int(data.shape[1]), "sentences": int(sentences), "places": list(plot.places),
+                             "float16": base64.b64encode(data.tobytes()).decode()}
+    if plot.spans:
+        entry["spans"] = [list(span) for span in plot.spans]
+    return entry
 
 
 def decode_plot(stored: Any) -> Plot | None:
@@ -98,19 +142,33 @@ def decode_plot(stored: Any) -> Plot | None:
     try:
         dim = int(stored["dim"])
         raw = np.frombuffer(base64.b64decode(stored["float16"]), dtype=np.float16)
-    except (KeyError, TypeError, ValueError):
+        rows = len(raw) // dim if dim > 0 else 0
+        places = tuple(int(n) for n in stored.get("places", range(rows)))
+        spans = tuple((int(a), int(b)) for a, b in stored.get("spans", ()))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return None
-    if dim <= 0 or len(raw) % dim:
+    if dim <= 0 or len(raw) % dim or rows < PLOT_MIN_SENTENCES or len(places) != rows or len(spans) not in (0, rows):
         return None
-    return plot_of(raw.reshape(-1, dim).astype(np.float32))
+    plot = plot_of(raw.reshape(rows, dim).astype(np.float32))
+    return plot._replace(places=places, spans=spans) if plot is not None else None
 
 
-def plot_sentences(stored: Any) -> int:
-    """How many sentences the text of a stored plot has (0 without one)."""
-    try:
-        return int(stored["sentences"]) if isinstance(stored, dict) else 0
-    except (KeyError, TypeError, ValueError):
-        return 0
+_SIDE: Any = None
+
+
+def plots_meanwhile(texts: Sequence[str], embed: Embed) -> Callable[[], list[dict[str, Any] | None]]:
+    """`plots_of_texts`, its model call begun on a thread of its own (the model releases the GIL), so a cue's plot is
+    embedded while spaCy parses it: what to call for the answer. Texts of one sentence need no thread."""
+    found = [sentences_of(text) for text in texts]
+    if all(len(said) < PLOT_MIN_SENTENCES for said in found):
+        return lambda: [None] * len(found)
+    global _SIDE
+    with _SENTENCIZER_LOCK:
+        if _SIDE is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _SIDE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hebbs-plot")
+    return _SIDE.submit(_embedded, found, embed).result
 
 
 class PlotMatch(NamedTuple):

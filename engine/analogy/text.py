@@ -20,7 +20,7 @@ import numpy as np
 from engine.analogy.episode_graph import GRAPH_VERSION, Episode, merge
 from engine.analogy.features import features_of
 from engine.analogy.mapping import self_score
-from engine.analogy.plot import Embed, Plot, decode_plot, encode_plot, plot_of, plot_sentences, plots_of_texts
+from engine.analogy.plot import Embed, Plot, decode_plot, encode_plot, plot_of, plots_meanwhile, plots_of_texts
 from engine.analogy.roles import episode_of
 
 # Stored structures kept parsed (`stored_episode`, by their JSON text): a few MiB.
@@ -66,8 +66,8 @@ def merged_structure(structures: Sequence[dict[str, Any]], vectors: np.ndarray |
     """A whole document as one episode: its propositions' episodes in order; its plot from the propositions'
     embeddings (`vectors`, one row each, in order: no model call)."""
     plot = plot_of(vectors) if vectors is not None else None
-    return structure_of(merge([Episode.from_json(s.get("graph")) for s in structures]),
-                        plot=encode_plot(plot, len(vectors)) if plot is not None and vectors is not None else None)
+    entry = encode_plot(plot, len(vectors)) if plot is not None and vectors is not None else None
+    return structure_of(merge([Episode.from_json(s.get("graph")) for s in structures]), plot=entry)
 
 
 def episode(structure: dict[str, Any]) -> Episode:
@@ -83,7 +83,6 @@ class StoredEpisode:
     features: tuple[str, ...]
     self_score: float | None
     plot: Plot | None = None
-    plot_sentences: int = 0  # how many sentences the plot's text has (`plot.kept_sentences` places its rows)
 
 
 @lru_cache(maxsize=STORED_EPISODE_CACHE)
@@ -97,8 +96,7 @@ def stored_episode(text: str) -> StoredEpisode | None:
         return None
     raw_self = structure.get("self")
     return StoredEpisode(episode(structure), tuple(structure.get("features", [])),
-                         None if raw_self is None else float(raw_self), decode_plot(structure.get("plot")),
-                         plot_sentences(structure.get("plot")))
+                         None if raw_self is None else float(raw_self), decode_plot(structure.get("plot")))
 
 
 class EpisodeExtractor:
@@ -118,11 +116,13 @@ class EpisodeExtractor:
         nlp = load()
         # One text (a recall's cue, a single remember): `nlp(text)` gives the same Doc as `nlp.pipe([text])`
         # byte for byte, without the batching generators around each component (0.2 ms of a cue's 7-8).
+        # A single text (a recall's cue) has its plot embedded on a side thread while spaCy parses it.
+        plotted = plots_meanwhile(texts, self.embed) if self.embed is not None and len(texts) == 1 else None
         docs = [nlp(texts[0])] if len(texts) == 1 else list(nlp.pipe(list(texts), batch_size=self.batch_size))
         plots: list[dict[str, Any] | None] = [None] * len(docs)
-        if self.embed is not None:
-            sentences = [[t for s in doc.sents if (t := s.text.strip())] for doc in docs]
-            plots = [None if plot is None else encode_plot(plot, len(said))
-                     for plot, said in zip(plots_of_texts(sentences, self.embed), sentences, strict=True)]
+        if plotted is not None:
+            plots = plotted()
+        elif self.embed is not None:
+            plots = plots_of_texts(texts, self.embed)
         return [structure_of(episode_of(doc), plot=plot) for doc, plot in zip(docs, plots, strict=True)]
 

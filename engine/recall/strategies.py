@@ -18,7 +18,7 @@ import numpy as np
 
 from engine import config
 from engine.analogy.mapping import Mapping, map_episodes, self_score
-from engine.analogy.plot import PlotMatch, decode_plot, kept_sentences, plot_match, plot_sentences, plot_similarity
+from engine.analogy.plot import Plot, PlotMatch, decode_plot, plot_match, plot_similarity
 from engine.analogy.text import StoredEpisode, episode, stored_episode
 from engine.api.requests import RecallRequest
 from engine.blas import one_thread
@@ -546,9 +546,7 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
                 if mapping.events:
                     detail["mapping"] = describe_mapping(mapping, cue, stored.episode)
                 if plots[i]:
-                    detail["plot"] = describe_plot(plot_match(cue_plot, stored.plot),
-                                                   (cue, plot_sentences(inp.cue_structure.get("plot"))),
-                                                   (stored.episode, stored.plot_sentences))
+                    detail["plot"] = describe_plot(plot_match(cue_plot, stored.plot), cue_plot, stored.plot)
             made.append(detail)
         return made
 
@@ -565,21 +563,15 @@ def structural_similarity(systematicity: float, plot: float, story_cue: bool) ->
     return (1.0 - weight) * systematicity + weight * plot
 
 
-def describe_plot(match: PlotMatch, cue: tuple[Any, int], candidate: tuple[Any, int]) -> dict[str, Any]:
-    """The plots' alignment in words: which cue sentence lines up with which of the memory's, and how closely
-    (`cue`, `candidate`: each side's episode and its text's sentence count; sentence numbers of the texts, with
-    their character spans when the episode kept one per sentence)."""
-    def places(side: tuple[Any, int]) -> tuple[list[int], list[Any]]:
-        episode_, count = side
-        return kept_sentences(count).tolist(), (episode_.sentences if len(episode_.sentences) == count else [])
-
-    (cue_at, cue_spans), (memory_at, memory_spans) = places(cue), places(candidate)
+def describe_plot(match: PlotMatch, cue: Plot | None, candidate: Plot | None) -> dict[str, Any]:
+    """The plots' alignment in words: which cue sentence lines up with which of the memory's, and how closely (the
+    texts' sentence numbers, from 0, with their character spans when the plots keep them)."""
     pairs = []
     for a, b, similarity in match.pairs:
-        n, m = cue_at[a] if a < len(cue_at) else a, memory_at[b] if b < len(memory_at) else b
-        pairs.append({"cue": n, "memory": m, "similarity": similarity,
-                      "cue_span": cue_spans[n] if n < len(cue_spans) else None,
-                      "memory_span": memory_spans[m] if m < len(memory_spans) else None})
+        assert cue is not None and candidate is not None  # (a match has pairs only between two plots)
+        pairs.append({"cue": cue.places[a], "memory": candidate.places[b], "similarity": similarity,
+                      "cue_span": list(cue.spans[a]) if cue.spans else None,
+                      "memory_span": list(candidate.spans[b]) if candidate.spans else None})
     return {"similarity": round(match.score, 4), "sentences": pairs}
 
 

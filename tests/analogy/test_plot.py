@@ -21,7 +21,9 @@ from engine.analogy.plot import (
     plot_match,
     plot_of,
     plot_similarity,
+    plots_meanwhile,
     plots_of_texts,
+    sentences_of,
 )
 from engine.analogy.text import EpisodeExtractor, merged_structure, stored_episode
 from engine.config import ANALOGICAL_PLOT_WEIGHT
@@ -99,30 +101,55 @@ def test_without_two_plots_of_one_width_there_is_nothing_to_align(parts: Any) ->
 
 def test_a_plot_survives_its_stored_form_and_a_bad_entry_reads_as_none(parts: Any) -> None:
     home, _, roles = parts
-    plot = plot_of(_story(home, roles))
-    assert plot is not None
+    plot = plot_of(_story(home, roles), [(0, 10), (11, 20), (21, 30), (31, 40)])
+    assert plot is not None and plot.places == (0, 1, 2, 3) and plot.spans[1] == (11, 20)
     stored = json.loads(json.dumps(encode_plot(plot, 4)))
     back = decode_plot(stored)
     assert back is not None and stored["sentences"] == 4
     assert np.allclose(back.said, plot.said, atol=2e-3) and np.allclose(back.centred, plot.centred, atol=5e-3)
+    assert back.places == plot.places and back.spans == plot.spans
     for bad in (None, "plot", {}, {"dim": 64}, {**stored, "float16": "%%%"}, {**stored, "dim": 0},
-                {**stored, "dim": 7}, {**stored, "dim": "wide"}):
+                {**stored, "dim": 7}, {**stored, "dim": "wide"}, {**stored, "places": [0, 1]},
+                {**stored, "spans": [[0, 1]]}, {**stored, "spans": [["a", "b"]] * 4}):
         assert decode_plot(bad) is None
+
+
+def test_sentences_are_found_by_rule_with_their_spans() -> None:
+    text = "Dr. Lee skipped the check.  The pump failed! Was it the valve? Yes."
+    found = sentences_of(text)
+    assert [text[a:b] for _, (a, b) in found] == [t for t, _ in found]
+    assert [t for t, _ in found][-3:] == ["The pump failed!", "Was it the valve?", "Yes."]
+    assert sentences_of("   ") == [] and len(sentences_of("One sentence only.")) == 1
 
 
 def test_texts_get_their_plots_from_one_model_call_and_one_sentence_texts_none() -> None:
     calls: list[list[str]] = []
 
-    def embed(texts: list[str]) -> np.ndarray:
+    def embed(texts: list[str]) -> np.ndarray:  # a vector per text, the same one every time
         calls.append(list(texts))
-        return _unit(np.random.default_rng(len(calls)).normal(size=(len(texts), DIM)))
+        return _unit(np.stack([np.random.default_rng(sum(map(ord, t))).normal(size=DIM) for t in texts]))
 
-    plots = plots_of_texts([["One sentence."], ["A first.", "A second.", "A third."], [], ["B one.", "B two."]], embed)
+    texts = ["One sentence.", "A first. A second. A third.", "", "B one. B two."]
+    entries = plots_of_texts(texts, embed)
     assert calls == [["A first.", "A second.", "A third.", "B one.", "B two."]]
-    assert plots[0] is None and plots[2] is None
-    assert plots[1] is not None and plots[1].said.shape == (3, DIM)
-    assert plots[3] is not None and plots[3].said.shape == (2, DIM)
-    assert plots_of_texts([["Only one."]], embed) == [None] and len(calls) == 1
+    assert entries[0] is None and entries[2] is None
+    plots = [decode_plot(e) for e in entries[1::2]]
+    assert plots[0] is not None and plots[0].said.shape == (3, DIM) and plots[0].places == (0, 1, 2)
+    assert plots[1] is not None and [texts[3][slice(*span)] for span in plots[1].spans] == ["B one.", "B two."]
+    assert plots_of_texts(["Only one."], embed) == [None] and len(calls) == 1
+    # begun on a side thread: the same entries (the same model answers), and no model call for one sentence
+    calls.clear()
+    assert plots_meanwhile(texts, embed)() == plots_of_texts(texts, embed) and len(calls) == 2
+    assert plots_meanwhile(["Only one."], embed)() == [None] and len(calls) == 2
+
+
+def test_a_long_text_keeps_its_sentence_numbers() -> None:
+    text = " ".join(f"Step {n} happened." for n in range(80))
+    entry = plots_of_texts([text], lambda t: _unit(np.random.default_rng(1).normal(size=(len(t), DIM))))[0]
+    plot = decode_plot(entry)
+    assert plot is not None and entry is not None and entry["sentences"] == 80
+    assert plot.places == tuple(kept_sentences(80).tolist()) and len(plot.places) == PLOT_MAX_SENTENCES
+    assert [text[slice(*span)] for span in plot.spans][-1] == "Step 79 happened."
 
 
 def test_a_documents_plot_comes_from_its_propositions_vectors(parts: Any) -> None:
@@ -190,4 +217,4 @@ def test_a_stored_structure_without_a_plot_maps_as_before() -> None:
     structure = EpisodeExtractor().extract(["Tom skipped the check. The machine broke."])[0]
     assert "plot" not in structure
     stored = stored_episode(json.dumps(structure))
-    assert stored is not None and stored.plot is None and stored.plot_sentences == 0
+    assert stored is not None and stored.plot is None

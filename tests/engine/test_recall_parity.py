@@ -627,9 +627,7 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
                 hit.detail.fields["mapping"] = strategies.describe_mapping(mapping, cue, stored.episode)
             if plots[hit.id]:
                 hit.detail.fields["plot"] = strategies.describe_plot(
-                    strategies.plot_match(cue_plot, stored.plot),
-                    (cue, strategies.plot_sentences(inp.cue_structure.get("plot"))),
-                    (stored.episode, stored.plot_sentences))
+                    strategies.plot_match(cue_plot, stored.plot), cue_plot, stored.plot)
     return hits[: req.top_k]
 
 
