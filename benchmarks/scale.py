@@ -54,6 +54,7 @@ from benchmarks.progress import log
 from benchmarks.timing import Samples, Stopwatch, summarize
 from engine import MemoryEngine, NewMemory, build_request
 from engine.analogy.episode_graph import GRAPH_VERSION
+from engine.analogy.plot import Embed
 from engine.analogy.text import EpisodeExtractor
 from engine.clock import ManualClock
 from engine.embedding import create_embedder
@@ -88,9 +89,9 @@ class TableExtractor:
 
     name = "episode"
 
-    def __init__(self, table: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, table: dict[str, dict[str, Any]], embed: Embed | None = None) -> None:
         self.table = table
-        self.inner = EpisodeExtractor()
+        self.inner = EpisodeExtractor(embed=embed)  # with the model: a cue of several sentences has its plot
 
     def extract(self, texts: Sequence[str]) -> list[dict[str, Any]]:
         missing = [t for t in dict.fromkeys(texts) if t not in self.table]
@@ -99,15 +100,16 @@ class TableExtractor:
         return [self.table[t] for t in texts]
 
 
-def _base_structures(label: str, texts: list[str]) -> dict[str, dict[str, Any]]:
-    """The base texts' real episode structures (spaCy), cached as JSON beside the embedding cache."""
-    path = CACHE_DIR / f"{label}-structures-v{GRAPH_VERSION}.json"  # a new extractor version parses them again
+def _base_structures(label: str, texts: list[str], embed: Embed) -> dict[str, dict[str, Any]]:
+    """The base texts' real episode structures (spaCy, and the model for the plots of texts of several sentences,
+    as the engine extracts them), cached as JSON beside the embedding cache."""
+    path = CACHE_DIR / f"{label}-structures-v{GRAPH_VERSION}-plots.json"  # a new extractor version parses them again
     if path.exists():
         stored = json.loads(path.read_text())
         if len(stored) == len(texts):
             return dict(zip(texts, stored, strict=True))
     structures: list[dict[str, Any]] = []
-    extractor = EpisodeExtractor()
+    extractor = EpisodeExtractor(embed=embed)
     for start in range(0, len(texts), 1000):
         structures.extend(extractor.extract(texts[start : start + 1000]))
         log(f"base structures: {len(structures):,}/{len(texts):,}")
@@ -143,7 +145,7 @@ def build_store(n: int, corp: corpus_mod.Corpus, base_of: dict[str, np.ndarray],
     shutil.rmtree(data_dir, ignore_errors=True)
     clock = ManualClock(corpus_mod.YEAR_START + timedelta(days=366))
     embedder = PerturbedVectors(model.name, base_of, args.seed)
-    extractor = TableExtractor(table)
+    extractor = TableExtractor(table, model.encode)
     ids: list[str] = []
     started = time.perf_counter()
     with Stopwatch() as sw_build:
@@ -207,7 +209,7 @@ def run_size(n: int, base: corpus_mod.Corpus, vectors: dict[str, np.ndarray], st
         built = json.loads(marker.read_text())
         ids = _ids_in_order(data_dir, n)
         log(f"size {n:,}: reusing the store built {built['built_at']} (--reuse-stores)")
-        engine = MemoryEngine(data_dir, embedder=model, extractor=TableExtractor(table))
+        engine = MemoryEngine(data_dir, embedder=model, extractor=TableExtractor(table, model.encode))
         redone = engine.reextract_structures()  # another extractor version's structures: from the table, not spaCy
         # What an earlier run's write mix left pending (its fresh memories' structures and contradiction checks)
         # is done now, not by the idle worker during the timed reads.
@@ -327,7 +329,7 @@ def main() -> None:
     base_texts = list(dict.fromkeys(base.texts()))
     log(f"base: {len(base_texts):,} distinct texts embedded for real (cached) and parsed for real (cached)")
     vectors = cached_vectors(f"synthetic-n{args.base}-s{args.seed}", base.texts(), model.encode, vector_key(model))
-    structures = _base_structures(f"synthetic-n{args.base}-s{args.seed}", base_texts)
+    structures = _base_structures(f"synthetic-n{args.base}-s{args.seed}", base_texts, model.encode)
     model.encode(["warm up"])
 
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="hebbs-scale-"))
