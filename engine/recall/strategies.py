@@ -493,8 +493,15 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
             for i, vector in inp.store.embeddings(missing).items():
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
+    # A story cue's plot (two sentences or more) counts in both stages: the alignment is cheap beside the mapping, and
+    # a story from another domain whose features overlap little would otherwise be cut before it is mapped.
+    cue_plot = decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
+    texts = inp.store.structure_texts(candidates) if cue_plot is not None else {}
+    plots = {i: plot_similarity(cue_plot, _stored_plot(texts.get(i))) for i in candidates}  # (all 0 without a plot)
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
         overlap = inp.feature_index().similarities(inp.cue_features, candidates)
+        if cue_plot is not None:
+            overlap = {i: structural_similarity(overlap[i], plots[i], story_cue=True) for i in candidates}
         surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
         if alpha > 0:
             surface = pool_spread(surface, SURFACE_SPREAD_FLOOR)
@@ -505,17 +512,15 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
 
         mapped_pool = max(req.top_k * ANALOGICAL_MAPPED_FACTOR, ANALOGICAL_MAPPED_MIN)
         candidates = sorted(candidates, key=lambda i: (-cheap(i), i))[:mapped_pool]
-    texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
+    if alpha < 1 and cue_plot is None:
+        texts = inp.store.structure_texts(candidates)
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or self_score(cue))
-    cue_plot = decode_plot(inp.cue_structure.get("plot"))  # a story cue's plot (two sentences or more)
     mapped: dict[str, tuple[Mapping, StoredEpisode | None]] = {}
-    plots: dict[str, float] = {}
     for i in candidates:
         stored = stored_episode(texts[i]) if i in texts else None
         mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
         mapped[i] = (mapping, stored)
-        plots[i] = plot_similarity(cue_plot, stored.plot if stored is not None else None)
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
     s_sims = {i: structural_similarity(mapped[i][0].score, plots[i], cue_plot is not None) for i in candidates}
     e_part, s_part = pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
@@ -551,6 +556,12 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
         return made
 
     return HitColumns(Strategy.ANALOGICAL, kept, np.array([relevance[i] for i in kept], dtype=np.float64), fields)
+
+
+def _stored_plot(text: str | None) -> Plot | None:
+    """The plot of a stored structure's JSON text (parsed once per text, `stored_episode`)."""
+    stored = stored_episode(text) if text is not None else None
+    return stored.plot if stored is not None else None
 
 
 def structural_similarity(systematicity: float, plot: float, story_cue: bool) -> float:

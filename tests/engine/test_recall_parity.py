@@ -586,8 +586,15 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
     for i, vector in inp.store.embeddings([i for i in candidates if i not in embedding_sim]).items():
         embedding_sim[i] = float(np.dot(vector, cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]
+    cue_plot = strategies.decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
+    plots = {}
+    for i, text in (inp.store.structure_texts(candidates) if cue_plot is not None else {}).items():
+        stored = strategies.stored_episode(text)
+        plots[i] = strategies.plot_similarity(cue_plot, stored.plot if stored is not None else None)
     if alpha < 1:
         overlap = inp.feature_index().similarities(inp.cue_features, candidates)
+        if cue_plot is not None:
+            overlap = {i: strategies.structural_similarity(overlap[i], plots.get(i, 0.0), True) for i in candidates}
         surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
         if alpha > 0:
             surface = strategies.pool_spread(surface, strategies.SURFACE_SPREAD_FLOOR)
@@ -598,14 +605,12 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
     texts = inp.store.structure_texts(candidates) if alpha < 1 else {}
     cue = episode(inp.cue_structure)
     cue_self = float(inp.cue_structure.get("self") or strategies.self_score(cue))
-    cue_plot = strategies.decode_plot(inp.cue_structure.get("plot"))
     mapped = {}
     for i in candidates:
         stored = strategies.stored_episode(texts[i]) if i in texts else None
         mapped[i] = (strategies.map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None
                      else strategies.Mapping(), stored)
-    plots = {i: strategies.plot_similarity(cue_plot, mapped[i][1].plot if mapped[i][1] is not None else None)
-             for i in candidates}
+    plots = {i: plots.get(i, 0.0) for i in candidates}
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
     s_sims = {i: strategies.structural_similarity(mapped[i][0].score, plots[i], cue_plot is not None)
               for i in candidates}
