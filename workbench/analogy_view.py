@@ -91,8 +91,7 @@ def analogical_fields(result: Any) -> dict[str, Any]:
 
 def mapping_of(result: Any) -> dict[str, Any]:
     """The analogical mapping a recall result carries, or {}."""
-    return next((dict(d.fields.get("mapping") or {}) for d in result.strategy_details
-                 if d.strategy.value == "analogical"), {})
+    return dict(analogical_fields(result).get("mapping") or {})
 
 
 def mapped_links(figure: go.Figure) -> int:

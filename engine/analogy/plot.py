@@ -193,23 +193,30 @@ def _table(cue: Plot, other: Plot) -> tuple[np.ndarray, np.ndarray]:
     return gain, best
 
 
+def _aligned(cue: Plot | None, other: Plot | None) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """The alignment's score (its total over the geometric mean of the two lengths), pair gains and DP table; None
+    without two plots of one width."""
+    if cue is None or other is None or cue.said.shape[1] != other.said.shape[1]:
+        return None
+    gain, best = _table(cue, other)
+    return float(best[-1, -1] / np.sqrt(len(cue.said) * len(other.said))), gain, best
+
+
 def plot_similarity(cue: Plot | None, other: Plot | None) -> float:
     """The in-order alignment's total over the geometric mean of the two lengths, in [0, 1]; 0 without two plots of
     one width."""
-    if cue is None or other is None or cue.said.shape[1] != other.said.shape[1]:
-        return 0.0
-    _, best = _table(cue, other)
-    return float(best[-1, -1] / np.sqrt(len(cue.said) * len(other.said)))
+    aligned = _aligned(cue, other)
+    return aligned[0] if aligned is not None else 0.0
 
 
 def plot_match(cue: Plot | None, other: Plot | None) -> PlotMatch:
     """`plot_similarity` with the aligned pairs, for showing which sentence maps to which."""
-    score = plot_similarity(cue, other)
-    if not score or cue is None or other is None:
+    aligned = _aligned(cue, other)
+    if aligned is None or not aligned[0]:
         return PlotMatch(0.0, ())
-    gain, best = _table(cue, other)
+    score, gain, best = aligned
     pairs = []
-    i, j = len(cue.said), len(other.said)
+    i, j = best.shape[0] - 1, best.shape[1] - 1
     while i > 0 and j > 0:
         if best[i, j] == best[i - 1, j]:
             i -= 1

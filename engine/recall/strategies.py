@@ -497,7 +497,8 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
     # a story from another domain whose features overlap little would otherwise be cut before it is mapped.
     cue_plot = decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
     texts = inp.store.structure_texts(candidates) if cue_plot is not None else {}
-    plots = {i: plot_similarity(cue_plot, _stored_plot(texts.get(i))) for i in candidates}  # (all 0 without a plot)
+    plots = ({i: plot_similarity(cue_plot, _stored_plot(texts.get(i))) for i in candidates}
+             if cue_plot is not None else {})
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
         overlap = inp.feature_index().similarities(inp.cue_features, candidates)
         if cue_plot is not None:
@@ -522,7 +523,8 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
         mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
         mapped[i] = (mapping, stored)
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
-    s_sims = {i: structural_similarity(mapped[i][0].score, plots[i], cue_plot is not None) for i in candidates}
+    s_sims = {i: structural_similarity(mapped[i][0].score, plots.get(i, 0.0), cue_plot is not None)
+              for i in candidates}
     e_part, s_part = pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
     relevance = {i: alpha * e_part[i] + (1 - alpha) * s_part[i] for i in candidates}
     kept = sorted(candidates, key=lambda i: (-relevance[i], i))[: req.top_k]  # (ids are distinct: a total order)
@@ -539,7 +541,7 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
                 "embedding_similarity": e_sims[i],
                 "structural_similarity": s_sims[i],
                 "systematicity": mapping.score,
-                "plot_similarity": plots[i],
+                "plot_similarity": plots.get(i, 0.0),
                 "embedding_part": e_part[i],  # the parts as mixed: over the candidate pool when 0 < alpha < 1
                 "structural_part": s_part[i],
                 "alpha": alpha,
@@ -550,7 +552,7 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
                 detail["shared_structure"] = sorted(cue_features & set(stored.features))
                 if mapping.events:
                     detail["mapping"] = describe_mapping(mapping, cue, stored.episode)
-                if plots[i]:
+                if plots.get(i):
                     detail["plot"] = describe_plot(plot_match(cue_plot, stored.plot), cue_plot, stored.plot)
             made.append(detail)
         return made
@@ -577,12 +579,12 @@ def structural_similarity(systematicity: float, plot: float, story_cue: bool) ->
 def describe_plot(match: PlotMatch, cue: Plot | None, candidate: Plot | None) -> dict[str, Any]:
     """The plots' alignment in words: which cue sentence lines up with which of the memory's, and how closely (the
     texts' sentence numbers, from 0, with their character spans when the plots keep them)."""
-    pairs = []
-    for a, b, similarity in match.pairs:
-        assert cue is not None and candidate is not None  # (a match has pairs only between two plots)
-        pairs.append({"cue": cue.places[a], "memory": candidate.places[b], "similarity": similarity,
-                      "cue_span": list(cue.spans[a]) if cue.spans else None,
-                      "memory_span": list(candidate.spans[b]) if candidate.spans else None})
+    if cue is None or candidate is None:  # (a match has pairs only between two plots)
+        return {"similarity": 0.0, "sentences": []}
+    pairs = [{"cue": cue.places[a], "memory": candidate.places[b], "similarity": similarity,
+              "cue_span": list(cue.spans[a]) if cue.spans else None,
+              "memory_span": list(candidate.spans[b]) if candidate.spans else None}
+             for a, b, similarity in match.pairs]
     return {"similarity": round(match.score, 4), "sentences": pairs}
 
 

@@ -367,6 +367,13 @@ def _print_results(results: Sequence[RecallResult], weights: Any, cue: str = "")
     _print_mappings(results, cue)
 
 
+def _sentence_pair(pair: dict[str, Any], cue: str, content: str, width: int) -> str:
+    """"n cue sentence  =>  m memory sentence", each clipped to `width`, from a pair with both spans."""
+    told, there = (_clip(text[slice(*span)], width) for text, span in
+                   ((cue, pair["cue_span"]), (content, pair["memory_span"])))
+    return f"{pair['cue'] + 1} {told}  =>  {pair['memory'] + 1} {there}"
+
+
 def _print_mappings(results: Sequence[RecallResult], cue: str = "") -> None:
     """For analogical hits: how the plots line up (a story cue: which sentence plays the part of which), which cue
     sentence maps to which of the memory's, the relations that carried the mapping (higher-order ones first), and
@@ -382,18 +389,12 @@ def _print_mappings(results: Sequence[RecallResult], cue: str = "") -> None:
         lines.append(f"#{rank} structure {d['structural_similarity']:.2f}{parts}: {_clip(r.memory.content, 70)}")
         for n, s in enumerate(d.get("plot", {}).get("sentences", [])):
             if s.get("cue_span") and s.get("memory_span"):
-                told, there = (_clip(text[slice(*span)], 44) for text, span in
-                               ((cue, s["cue_span"]), (r.memory.content, s["memory_span"])))
-                label = "plot" if n == 0 else ""
-                lines.append(f"    {label:<9} {s['cue'] + 1} {told}  =>  {s['memory'] + 1} {there}  "
-                             f"({s['similarity']:.2f})")
+                pair = _sentence_pair(s, cue, r.memory.content, 44)
+                lines.append(f"    {'plot' if n == 0 else '':<9} {pair}  ({s['similarity']:.2f})")
         sentences = [s for s in mapping.get("sentences", []) if s.get("cue_span") and s.get("memory_span")]
         if len(sentences) > 1:  # a story: which sentence maps to which
             for n, s in enumerate(sentences):
-                told, there = (_clip(text[slice(*span)], 48) for text, span in
-                               ((cue, s["cue_span"]), (r.memory.content, s["memory_span"])))
-                label = "sentences" if n == 0 else ""
-                lines.append(f"    {label:<9} {s['cue'] + 1} {told}  =>  {s['memory'] + 1} {there}")
+                lines.append(f"    {'sentences' if n == 0 else '':<9} {_sentence_pair(s, cue, r.memory.content, 48)}")
         higher = ("achieves", "thwarts")
         for rel in sorted(mapping.get("relations", []), key=lambda x: x["kind"] not in higher):
             lines.append(f"    {rel['kind']:<9} {rel['cue']}  =>  {rel['memory']}")
