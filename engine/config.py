@@ -72,6 +72,10 @@ DEFAULT_ANALOGICAL_ALPHA = 0.5
 # A story cue's structural similarity: this share is the plots' in-order alignment (engine/analogy/plot.py), the rest
 # the mapper's systematicity (chosen on the dev split of the story sets, docs/analogy.md, session 26).
 ANALOGICAL_PLOT_WEIGHT = 0.7
+# ... and the systematicity counts times (1 - the two texts' embedding cosine) ** this: the share of a mapping that the
+# shared surface does not explain. A story that repeats the cue's characters, objects and sentences maps many events
+# because they are the same words, not because the plot is the same (chosen on the dev split, session 27).
+ANALOGICAL_SURFACE_DISCOUNT = 0.75
 
 # --- scoring -----------------------------------------------------------------------------------------
 DEFAULT_SCORING_WEIGHTS = {"w_relevance": 0.5, "w_recency": 0.2, "w_importance": 0.2, "w_reinforcement": 0.1}

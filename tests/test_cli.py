@@ -277,7 +277,7 @@ def test_a_story_recall_prints_which_sentence_plays_the_part_of_which(hebbs) -> 
     code, out, _ = hebbs("recall", cue, "--strategy", "analogical", "--analogical-alpha", "0")
     assert code == 0
     mapped = out[out.index("analogical mappings"):]
-    assert "systematicity" in mapped and "plot" in mapped
+    assert "systematicity" in mapped and "for the shared surface" in mapped and "plot" in mapped
     plot_lines = [line for line in mapped.splitlines() if "=>" in line and line.rstrip().endswith(")")]
     assert len(plot_lines) >= 2  # sentence by sentence, each with how closely it lines up
     assert "1 Priya wanted to launch" in plot_lines[0] and "1 Coach Daniel wanted" in plot_lines[0]

@@ -502,7 +502,8 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
     if alpha < 1:  # MAC: keep the cheap stage's best for the dear mapping (FAC)
         overlap = inp.feature_index().similarities(inp.cue_features, candidates)
         if cue_plot is not None:
-            overlap = {i: structural_similarity(overlap[i], plots[i], story_cue=True) for i in candidates}
+            overlap = {i: structural_similarity(overlap[i], plots[i], embedding_sim[i], story_cue=True)
+                       for i in candidates}
         surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
         if alpha > 0:
             surface = pool_spread(surface, SURFACE_SPREAD_FLOOR)
@@ -523,7 +524,7 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
         mapping = map_episodes(cue, stored.episode, cue_self, stored.self_score) if stored is not None else Mapping()
         mapped[i] = (mapping, stored)
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
-    s_sims = {i: structural_similarity(mapped[i][0].score, plots.get(i, 0.0), cue_plot is not None)
+    s_sims = {i: structural_similarity(mapped[i][0].score, plots.get(i, 0.0), e_sims[i], cue_plot is not None)
               for i in candidates}
     e_part, s_part = pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
     relevance = {i: alpha * e_part[i] + (1 - alpha) * s_part[i] for i in candidates}
@@ -541,6 +542,7 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
                 "embedding_similarity": e_sims[i],
                 "structural_similarity": s_sims[i],
                 "systematicity": mapping.score,
+                "surface_kept": surface_kept(e_sims[i], cue_plot is not None),
                 "plot_similarity": plots.get(i, 0.0),
                 "embedding_part": e_part[i],  # the parts as mixed: over the candidate pool when 0 < alpha < 1
                 "structural_part": s_part[i],
@@ -566,14 +568,25 @@ def _stored_plot(text: str | None) -> Plot | None:
     return stored.plot if stored is not None else None
 
 
-def structural_similarity(systematicity: float, plot: float, story_cue: bool) -> float:
+def structural_similarity(systematicity: float, plot: float, surface: float, story_cue: bool) -> float:
     """A candidate's structural similarity to the cue: for a cue that tells a story (two sentences or more), the
-    mapper's systematicity and the plots' in-order alignment mixed (`config.ANALOGICAL_PLOT_WEIGHT`); a memory
-    without a plot brings 0 there. For a one-sentence cue, the systematicity alone."""
+    mapper's systematicity and the plots' in-order alignment mixed (`config.ANALOGICAL_PLOT_WEIGHT`; a memory
+    without a plot brings 0 there), the systematicity counted net of the surface the two texts share (times
+    (1 - their embedding cosine `surface`) ** `config.ANALOGICAL_SURFACE_DISCOUNT`: a story that retells the cue's
+    characters and sentences with another plot maps their events because they are the same words, as the plot
+    discounts a sentence told again). For a one-sentence cue, the systematicity alone."""
     if not story_cue:
         return systematicity
     weight = config.ANALOGICAL_PLOT_WEIGHT
-    return (1.0 - weight) * systematicity + weight * plot
+    return (1.0 - weight) * systematicity * surface_kept(surface, story_cue) + weight * plot
+
+
+def surface_kept(surface: float, story_cue: bool) -> float:
+    """The share of a story cue's systematicity that counts for a memory whose embedding cosine to the cue is
+    `surface` (`structural_similarity`); 1 for a one-sentence cue."""
+    if not story_cue:
+        return 1.0
+    return (1.0 - min(1.0, max(0.0, surface))) ** config.ANALOGICAL_SURFACE_DISCOUNT
 
 
 def describe_plot(match: PlotMatch, cue: Plot | None, candidate: Plot | None) -> dict[str, Any]:

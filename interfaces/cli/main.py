@@ -384,8 +384,8 @@ def _print_mappings(results: Sequence[RecallResult], cue: str = "") -> None:
         if d is None or not (d.get("mapping") or d.get("plot")):
             continue
         mapping = d.get("mapping") or {}
-        parts = (f" (systematicity {d['systematicity']:.2f}, plot {d['plot_similarity']:.2f})"
-                 if d.get("plot") and "systematicity" in d else "")
+        parts = (f" (systematicity {d['systematicity']:.2f} x {d.get('surface_kept', 1.0):.2f} for the shared surface, "
+                 f"plot {d['plot_similarity']:.2f})" if d.get("plot") and "systematicity" in d else "")
         lines.append(f"#{rank} structure {d['structural_similarity']:.2f}{parts}: {_clip(r.memory.content, 70)}")
         for n, s in enumerate(d.get("plot", {}).get("sentences", [])):
             if s.get("cue_span") and s.get("memory_span"):

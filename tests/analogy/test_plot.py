@@ -26,7 +26,7 @@ from engine.analogy.plot import (
     sentences_of,
 )
 from engine.analogy.text import EpisodeExtractor, merged_structure, stored_episode
-from engine.config import ANALOGICAL_PLOT_WEIGHT
+from engine.config import ANALOGICAL_PLOT_WEIGHT, ANALOGICAL_SURFACE_DISCOUNT
 from engine.recall.strategies import structural_similarity
 
 DIM = 64
@@ -161,9 +161,18 @@ def test_a_documents_plot_comes_from_its_propositions_vectors(parts: Any) -> Non
 
 
 def test_structural_similarity_mixes_the_plot_in_only_for_a_story_cue() -> None:
-    assert structural_similarity(0.4, 0.9, story_cue=False) == 0.4
+    assert structural_similarity(0.4, 0.9, 0.8, story_cue=False) == 0.4
     w = ANALOGICAL_PLOT_WEIGHT
-    assert structural_similarity(0.4, 0.2, story_cue=True) == pytest.approx((1 - w) * 0.4 + w * 0.2)
+    assert structural_similarity(0.4, 0.2, 0.0, story_cue=True) == pytest.approx((1 - w) * 0.4 + w * 0.2)
+
+
+def test_a_story_cues_systematicity_counts_net_of_the_surface_the_texts_share() -> None:
+    w, q = ANALOGICAL_PLOT_WEIGHT, ANALOGICAL_SURFACE_DISCOUNT
+    assert structural_similarity(0.4, 0.2, 0.75, story_cue=True) == pytest.approx((1 - w) * 0.4 * 0.25 ** q + w * 0.2)
+    # the same mapping is worth less from a text that looks more like the cue; a copy of the cue keeps only its plot
+    worth = [structural_similarity(0.4, 0.1, surface, story_cue=True) for surface in (0.1, 0.5, 0.9, 1.0)]
+    assert worth == sorted(worth, reverse=True) and worth[-1] == pytest.approx(w * 0.1)
+    assert structural_similarity(0.4, 0.1, -0.3, story_cue=True) == structural_similarity(0.4, 0.1, 0.0, True)
 
 
 # --- the real model and spaCy --------------------------------------------------------------------------------------
@@ -193,14 +202,34 @@ def test_a_story_cue_finds_the_analog_that_tells_its_plot_and_shows_which_senten
                for r in results}
     assert details[true.id]["plot_similarity"] > details[false.id]["plot_similarity"] > 0
     for fields in details.values():
+        kept = (1 - fields["embedding_similarity"]) ** ANALOGICAL_SURFACE_DISCOUNT
         assert fields["structural_similarity"] == pytest.approx(
-            (1 - ANALOGICAL_PLOT_WEIGHT) * fields["systematicity"] + ANALOGICAL_PLOT_WEIGHT * fields["plot_similarity"])
+            (1 - ANALOGICAL_PLOT_WEIGHT) * fields["systematicity"] * kept
+            + ANALOGICAL_PLOT_WEIGHT * fields["plot_similarity"])
     lined_up = details[true.id]["plot"]["sentences"]
     assert lined_up and all(p["similarity"] > 0 for p in lined_up)
     assert [p["cue"] for p in lined_up] == sorted(p["cue"] for p in lined_up)  # in order on both sides
     assert [p["memory"] for p in lined_up] == sorted(p["memory"] for p in lined_up)
     start, end = lined_up[0]["memory_span"]
     assert story["true"][start:end].strip()  # a span of the memory's own text
+
+
+def test_a_story_that_retells_the_cues_surface_with_another_plot_ranks_below_the_true_analog(
+        engine: MemoryEngine) -> None:
+    story = _first_dev_set()  # "mere": the cue's baker, website and first sentence; the page is tested, no crash
+    true, mere = engine.remember(story["true"]), engine.remember(story["mere"])
+    for alpha in (0.0, 0.5):
+        results = engine.recall(build_request(cue=story["base"], strategies=["analogical"], top_k=5,
+                                              analogical_alpha=alpha))
+        assert [r.memory.id for r in results][:2] == [true.id, mere.id]
+    fields = {r.memory.id: r.strategy_details[0].fields for r in results}
+    assert fields[mere.id]["embedding_similarity"] > 2 * fields[true.id]["embedding_similarity"]
+    # the mere story maps the cue's repeated events: its systematicity counts only net of that shared surface
+    assert fields[mere.id]["systematicity"] > 0
+    undiscounted = {i: (1 - ANALOGICAL_PLOT_WEIGHT) * f["systematicity"] + ANALOGICAL_PLOT_WEIGHT * f["plot_similarity"]
+                    for i, f in fields.items()}
+    assert undiscounted[mere.id] - fields[mere.id]["structural_similarity"] > (
+        undiscounted[true.id] - fields[true.id]["structural_similarity"])
 
 
 def test_a_one_sentence_cue_ranks_by_the_mapper_alone(engine: MemoryEngine) -> None:

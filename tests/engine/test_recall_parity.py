@@ -594,7 +594,8 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
     if alpha < 1:
         overlap = inp.feature_index().similarities(inp.cue_features, candidates)
         if cue_plot is not None:
-            overlap = {i: strategies.structural_similarity(overlap[i], plots.get(i, 0.0), True) for i in candidates}
+            overlap = {i: strategies.structural_similarity(overlap[i], plots.get(i, 0.0), embedding_sim[i], True)
+                       for i in candidates}
         surface = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
         if alpha > 0:
             surface = strategies.pool_spread(surface, strategies.SURFACE_SPREAD_FLOOR)
@@ -612,14 +613,16 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
                      else strategies.Mapping(), stored)
     plots = {i: plots.get(i, 0.0) for i in candidates}
     e_sims = {i: max(0.0, min(1.0, embedding_sim[i])) for i in candidates}
-    s_sims = {i: strategies.structural_similarity(mapped[i][0].score, plots[i], cue_plot is not None)
+    s_sims = {i: strategies.structural_similarity(mapped[i][0].score, plots[i], embedding_sim[i], cue_plot is not None)
               for i in candidates}
     e_part, s_part = strategies.pool_parts(e_sims, s_sims, alpha) if 0 < alpha < 1 else (e_sims, s_sims)
     hits = []
     for i in candidates:
         relevance = alpha * e_part[i] + (1 - alpha) * s_part[i]
         fields = {"embedding_similarity": e_sims[i], "structural_similarity": s_sims[i],
-                  "systematicity": mapped[i][0].score, "plot_similarity": plots[i], "embedding_part": e_part[i],
+                  "systematicity": mapped[i][0].score,
+                  "surface_kept": strategies.surface_kept(e_sims[i], cue_plot is not None),
+                  "plot_similarity": plots[i], "embedding_part": e_part[i],
                   "structural_part": s_part[i], "alpha": alpha, "shared_structure": [],
                   "mapping": {}}
         hits.append(strategies.Hit(i, relevance, StrategyDetail(Strategy.ANALOGICAL, relevance, fields)))

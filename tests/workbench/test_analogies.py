@@ -80,3 +80,5 @@ def test_a_story_analog_shows_which_sentence_maps_to_which(make_app: MakeApp, tm
     assert len(plot) > 1 and list(plot["cue sentence"]) == sorted(plot["cue sentence"])
     assert plot["cue"].iloc[0].startswith("Priya") and plot["memory"].iloc[0].startswith("Coach")
     assert (plot["lines up"] > 0).all()
+    told = " ".join(plain(m.value) for m in at.markdown)
+    assert "How the plots line up" in told and "counts net of the shared surface" in told

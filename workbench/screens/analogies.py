@@ -40,9 +40,10 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
                "alpha × embedding similarity + (1 − alpha) × structural similarity, each counted in the "
                "candidates' standard deviations first when both count (0 < alpha < 1); ranked by the "
                "composite score (default weights), as a recall ranks them. For a cue of two sentences or more, "
-               f"structural similarity = {1 - config.ANALOGICAL_PLOT_WEIGHT:g} × systematicity + "
-               f"{config.ANALOGICAL_PLOT_WEIGHT:g} × plot similarity (the stories' sentences aligned in order, each "
-               "story's setting taken out).")
+               f"structural similarity = {1 - config.ANALOGICAL_PLOT_WEIGHT:g} × systematicity × (1 − embedding "
+               f"similarity)^{config.ANALOGICAL_SURFACE_DISCOUNT:g} + {config.ANALOGICAL_PLOT_WEIGHT:g} × plot "
+               "similarity (the stories' sentences aligned in order, each story's setting taken out): what a "
+               "story maps only because it repeats the cue's words counts little.")
     roles = views.structure_roles(cue_structure)
     described = " · ".join(f"{r}: {', '.join(v)}" for r, v in roles.items())
     st.markdown("**The cue's structure:** "
@@ -68,7 +69,9 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
                 lined_up = analogy_view.plot_rows(fields.get("plot") or {}, ran.get("cue", ""), r.memory.content)
                 if lined_up:  # a story cue: how the two plots line up, sentence by sentence
                     st.markdown(f"**How the plots line up** (plot similarity {fields['plot_similarity']:.3f}, "
-                                f"systematicity {fields['systematicity']:.3f}): each story's sentences with its "
+                                f"systematicity {fields['systematicity']:.3f}, of which "
+                                f"{fields.get('surface_kept', 1.0):.0%} counts net of the shared surface): each "
+                                "story's sentences with its "
                                 "setting taken out, aligned in order")
                     show_table(pd.DataFrame(lined_up), f"ana_plot_{r.memory.id}")
                 sentences = analogy_view.sentence_rows(mapping, ran.get("cue", ""), r.memory.content)
