@@ -111,15 +111,15 @@ class StructureFollower:
         structures = self._extractor().extract([content for _, content in batch])
         rows = [(i, content, s) for (i, content), s in zip(batch, structures, strict=True)]
         written = set(self._store.set_structures(rows, pending_only=True))
-        self._indexes.structures_filled((i, s.get("features", [])) for i, _, s in rows if i in written)
+        self._indexes.structures_filled((i, s) for i, _, s in rows if i in written)
         return len(written)
 
     def _join_extracted_elsewhere(self) -> None:
         """Memories this engine's feature index left out as pending that another engine (or process) has
-        extracted since: read their stored features."""
+        extracted since: read their stored structures."""
         awaiting = self._indexes.awaiting_structures()
         if awaiting:
-            self._indexes.structures_filled(self._store.features_of(sorted(awaiting)))
+            self._indexes.structures_filled(self._store.extracted_structures(sorted(awaiting)))
 
     # --- re-extraction -----------------------------------------------------------------------------------
     def before_analogical_read(self) -> None:

@@ -9,21 +9,25 @@ indexes live in memory and are rebuilt from the store on first use.
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from engine import config
+from engine.analogy.plot import decode_plot
 from engine.index import candidate_segment, lexical_segment
 from engine.index.candidate_segment import CandidateSegment
 from engine.index.candidates import CandidateTable
 from engine.index.edge_graph import GraphIndex
 from engine.index.feature_index import FeatureIndex
+from engine.index.plot_index import PlotIndex
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import VectorIndex, stored_forms
@@ -59,6 +63,8 @@ class DerivedIndexes:
         # Memories left out of the feature index because their structure was pending when it was built or
         # written; they join it once extracted (here or by another engine: see `awaiting_structures`).
         self._awaiting: set[str] = set()
+        self._plots: PlotIndex | None = None
+        self._plots_awaiting: set[str] = set()  # the same, for the plot index (built on a story cue's first recall)
         self._revisions: set[str] | None = None
         self._candidates: CandidateTable | None = None
         self._candidates_at: tuple[int, int] | None = None  # the store's version it was last caught up at
@@ -207,6 +213,20 @@ class DerivedIndexes:
                     )
                 self._awaiting = pending - revisions
             return self._structures
+
+    @property
+    def plot_index(self) -> PlotIndex:
+        """The stored plots (engine/index/plot_index.py), built on a story cue's first analogical recall from the
+        structures that keep one (a store of short facts reads a few rows)."""
+        with self._lock:
+            if self._plots is None:
+                revisions = self.revision_ids()
+                pending = self._store.pending_structure_ids()
+                with _bulk_build():
+                    self._plots = PlotIndex((i, decode_plot(json.loads(text))) for i, text in self._store.plots()
+                                            if i not in revisions and i not in pending)
+                self._plots_awaiting = pending - revisions
+            return self._plots
 
     def candidates(self) -> CandidateTable:
         """The candidate table (engine/index/candidates.py), built on first use and caught up with the store's
@@ -401,6 +421,12 @@ class DerivedIndexes:
                         self._awaiting.add(m.id)
                     else:
                         self._structures.add(m.id, r.structure.get("features", []))
+                if self._plots is not None:
+                    if r.structure_pending:
+                        self._plots.remove([m.id])
+                        self._plots_awaiting.add(m.id)
+                    else:
+                        self._plots.add(m.id, decode_plot(r.structure.get("plot")))
             self._add_to_graph(edges)
             self._follow()
 
@@ -451,7 +477,7 @@ class DerivedIndexes:
             with self._lock:
                 self._vectors = None
         with self._lock:
-            for index in (self._timeline, self._structures):
+            for index in (self._timeline, self._structures, self._plots):
                 if index is not None:
                     index.remove(ids)
             if self._graph is not None:
@@ -459,26 +485,31 @@ class DerivedIndexes:
             if self._revisions is not None:
                 self._revisions.difference_update(ids)
             self._awaiting.difference_update(ids)
+            self._plots_awaiting.difference_update(ids)
             self._follow()
 
     def structures_replaced(self) -> None:
-        """Structures were re-extracted in bulk: rebuild the feature index on next use."""
+        """Structures were re-extracted in bulk: rebuild the feature and plot indexes on next use."""
         with self._lock:
-            self._structures = None
-            self._awaiting = set()
+            self._structures = self._plots = None
+            self._awaiting, self._plots_awaiting = set(), set()
 
     def awaiting_structures(self) -> set[str]:
-        """Memories the built feature index leaves out because their structure was pending."""
+        """Memories the built feature or plot index leaves out because their structure was pending."""
         with self._lock:
-            return set(self._awaiting)
+            return self._awaiting | self._plots_awaiting
 
-    def structures_filled(self, items: Iterable[tuple[str, Sequence[str]]]) -> None:
-        """Pending structures were extracted and stored (id, features): the feature index takes them in."""
+    def structures_filled(self, items: Iterable[tuple[str, dict[str, Any]]]) -> None:
+        """Pending structures were extracted and stored (id, structure): the feature and plot indexes take them
+        in."""
         with self._lock:
-            for memory_id, features in items:
+            for memory_id, structure in items:
                 if self._structures is not None and memory_id in self._awaiting:
-                    self._structures.add(memory_id, features)
+                    self._structures.add(memory_id, structure.get("features", []))
+                if self._plots is not None and memory_id in self._plots_awaiting:
+                    self._plots.add(memory_id, decode_plot(structure.get("plot")))
                 self._awaiting.discard(memory_id)
+                self._plots_awaiting.discard(memory_id)
 
     def erase(self, forgotten_vectors: Sequence[np.ndarray]) -> None:
         """After a committed, dropped delete: make sure no file of the vector index holds a forgotten vector

@@ -209,6 +209,7 @@ class Recaller:
             timeline=lambda: indexes.timeline,
             graph=lambda: indexes.graph,
             feature_index=lambda: indexes.feature_index,
+            plot_index=lambda: indexes.plot_index,
             excluded=frozenset(indexes.revision_ids()),
             now=self._clock.now(),
             candidates=indexes.candidates,

@@ -27,6 +27,7 @@ from engine.index.candidate_segment import row_dots
 from engine.index.candidates import CandidateTable
 from engine.index.edge_graph import GraphIndex, Reached
 from engine.index.feature_index import FeatureIndex
+from engine.index.plot_index import PlotIndex
 from engine.index.postings import LexicalPostings
 from engine.index.timeline import TimelineIndex
 from engine.index.vector import Neighbour, VectorIndex
@@ -147,6 +148,8 @@ class RecallInputs:
     feature_index: Callable[[], FeatureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
     now: datetime | None = None  # the recall's "now" (recency); the facade's clock
+    # The stored plots (engine/index/plot_index.py), asked for by a story cue's analogical recall alone; None: none.
+    plot_index: Callable[[], PlotIndex | None] = lambda: None
     # The candidate table at the store's current version, or None (a large store: read from the store).
     candidates: Callable[[], CandidateTable | None] = lambda: None
     # Search exactly (the preset's `exact_search` on a small store): HNSW is asked for every memory, or,
@@ -479,7 +482,12 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
     structural = [i for i, _ in inp.feature_index().best_matches(inp.cue_features, pool)] if alpha < 1 else []
-    candidates = [i for i in dict.fromkeys([*embedding_sim, *structural]) if i not in inp.excluded]
+    # A story cue's plot (two sentences or more) counts in both stages, and brings its own candidates: the stories
+    # told like it, which may share neither its words nor its features (engine/index/plot_index.py).
+    cue_plot = decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
+    plot_index = inp.plot_index() if cue_plot is not None else None
+    told_alike = [i for i, _ in plot_index.best_matches(cue_plot, pool)] if plot_index and cue_plot else []
+    candidates = [i for i in dict.fromkeys([*embedding_sim, *structural, *told_alike]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:
         table = inp.table()
@@ -493,9 +501,8 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
             for i, vector in inp.store.embeddings(missing).items():
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
-    # A story cue's plot (two sentences or more) counts in both stages: the alignment is cheap beside the mapping, and
-    # a story from another domain whose features overlap little would otherwise be cut before it is mapped.
-    cue_plot = decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
+    # (the alignment is cheap beside the mapping, and a story from another domain whose features overlap little would
+    # otherwise be cut before it is mapped)
     texts = inp.store.structure_texts(candidates) if cue_plot is not None else {}
     plots = ({i: plot_similarity(cue_plot, _stored_plot(texts.get(i))) for i in candidates}
              if cue_plot is not None else {})
@@ -571,10 +578,9 @@ def _stored_plot(text: str | None) -> Plot | None:
 def structural_similarity(systematicity: float, plot: float, surface: float, story_cue: bool) -> float:
     """A candidate's structural similarity to the cue: for a cue that tells a story (two sentences or more), the
     mapper's systematicity and the plots' in-order alignment mixed (`config.ANALOGICAL_PLOT_WEIGHT`; a memory
-    without a plot brings 0 there), the systematicity counted net of the surface the two texts share (times
-    (1 - their embedding cosine `surface`) ** `config.ANALOGICAL_SURFACE_DISCOUNT`: a story that retells the cue's
-    characters and sentences with another plot maps their events because they are the same words, as the plot
-    discounts a sentence told again). For a one-sentence cue, the systematicity alone."""
+    without a plot brings 0 there), the systematicity counted net of the surface the two texts share (`surface_kept`: a
+    story that retells the cue's characters and sentences with another plot maps their events because they are the
+    same words, as the plot discounts a sentence told again). For a one-sentence cue, the systematicity alone."""
     if not story_cue:
         return systematicity
     weight = config.ANALOGICAL_PLOT_WEIGHT
@@ -583,10 +589,11 @@ def structural_similarity(systematicity: float, plot: float, surface: float, sto
 
 def surface_kept(surface: float, story_cue: bool) -> float:
     """The share of a story cue's systematicity that counts for a memory whose embedding cosine to the cue is
-    `surface` (`structural_similarity`); 1 for a one-sentence cue."""
+    `surface` (`structural_similarity`): all of it up to `config.ANALOGICAL_SURFACE_FREE` (a story of another
+    setting), then less in proportion, down to none for the cue's own text; 1 for a one-sentence cue."""
     if not story_cue:
         return 1.0
-    return (1.0 - min(1.0, max(0.0, surface))) ** config.ANALOGICAL_SURFACE_DISCOUNT
+    return min(1.0, (1.0 - min(1.0, max(0.0, surface))) / (1.0 - config.ANALOGICAL_SURFACE_FREE))
 
 
 def describe_plot(match: PlotMatch, cue: Plot | None, candidate: Plot | None) -> dict[str, Any]:

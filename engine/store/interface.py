@@ -243,8 +243,13 @@ class StructureStorage(Protocol):
 
     def pending_structure_ids(self) -> set[str]: ...
 
-    def features_of(self, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
-        """(id, structure["features"]) of those of the memories whose structure is extracted."""
+    def plots(self) -> list[tuple[str, str]]:
+        """(id, structure["plot"] as JSON text) of every memory whose structure keeps a plot (engine/analogy/plot.py):
+        the plot index's build reads these few, not every structure."""
+        ...
+
+    def extracted_structures(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        """(id, structure) of those of the memories whose structure is extracted."""
         ...
 
 

@@ -26,7 +26,7 @@ from engine.analogy.plot import (
     sentences_of,
 )
 from engine.analogy.text import EpisodeExtractor, merged_structure, stored_episode
-from engine.config import ANALOGICAL_PLOT_WEIGHT, ANALOGICAL_SURFACE_DISCOUNT
+from engine.config import ANALOGICAL_PLOT_WEIGHT, ANALOGICAL_SURFACE_FREE
 from engine.recall.strategies import structural_similarity
 
 DIM = 64
@@ -167,12 +167,15 @@ def test_structural_similarity_mixes_the_plot_in_only_for_a_story_cue() -> None:
 
 
 def test_a_story_cues_systematicity_counts_net_of_the_surface_the_texts_share() -> None:
-    w, q = ANALOGICAL_PLOT_WEIGHT, ANALOGICAL_SURFACE_DISCOUNT
-    assert structural_similarity(0.4, 0.2, 0.75, story_cue=True) == pytest.approx((1 - w) * 0.4 * 0.25 ** q + w * 0.2)
-    # the same mapping is worth less from a text that looks more like the cue; a copy of the cue keeps only its plot
-    worth = [structural_similarity(0.4, 0.1, surface, story_cue=True) for surface in (0.1, 0.5, 0.9, 1.0)]
-    assert worth == sorted(worth, reverse=True) and worth[-1] == pytest.approx(w * 0.1)
-    assert structural_similarity(0.4, 0.1, -0.3, story_cue=True) == structural_similarity(0.4, 0.1, 0.0, True)
+    w, free = ANALOGICAL_PLOT_WEIGHT, ANALOGICAL_SURFACE_FREE
+    assert structural_similarity(0.4, 0.2, 0.75, story_cue=True) == pytest.approx(
+        (1 - w) * 0.4 * 0.25 / (1 - free) + w * 0.2)
+    # a story of another setting keeps its whole mapping
+    for surface in (-0.3, 0.0, free / 2, free):
+        assert structural_similarity(0.4, 0.2, surface, story_cue=True) == pytest.approx((1 - w) * 0.4 + w * 0.2)
+    # beyond that, the same mapping is worth less from a text that looks more like the cue; a copy keeps its plot alone
+    worth = [structural_similarity(0.4, 0.1, surface, story_cue=True) for surface in (free + 0.1, 0.6, 0.9, 1.0)]
+    assert worth == sorted(worth, reverse=True) and len(set(worth)) == 4 and worth[-1] == pytest.approx(w * 0.1)
 
 
 # --- the real model and spaCy --------------------------------------------------------------------------------------
@@ -202,7 +205,7 @@ def test_a_story_cue_finds_the_analog_that_tells_its_plot_and_shows_which_senten
                for r in results}
     assert details[true.id]["plot_similarity"] > details[false.id]["plot_similarity"] > 0
     for fields in details.values():
-        kept = (1 - fields["embedding_similarity"]) ** ANALOGICAL_SURFACE_DISCOUNT
+        kept = min(1.0, (1 - fields["embedding_similarity"]) / (1 - ANALOGICAL_SURFACE_FREE))
         assert fields["structural_similarity"] == pytest.approx(
             (1 - ANALOGICAL_PLOT_WEIGHT) * fields["systematicity"] * kept
             + ANALOGICAL_PLOT_WEIGHT * fields["plot_similarity"])

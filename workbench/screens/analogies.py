@@ -40,10 +40,11 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
                "alpha × embedding similarity + (1 − alpha) × structural similarity, each counted in the "
                "candidates' standard deviations first when both count (0 < alpha < 1); ranked by the "
                "composite score (default weights), as a recall ranks them. For a cue of two sentences or more, "
-               f"structural similarity = {1 - config.ANALOGICAL_PLOT_WEIGHT:g} × systematicity × (1 − embedding "
-               f"similarity)^{config.ANALOGICAL_SURFACE_DISCOUNT:g} + {config.ANALOGICAL_PLOT_WEIGHT:g} × plot "
-               "similarity (the stories' sentences aligned in order, each story's setting taken out): what a "
-               "story maps only because it repeats the cue's words counts little.")
+               f"structural similarity = {1 - config.ANALOGICAL_PLOT_WEIGHT:g} × systematicity × the share kept + "
+               f"{config.ANALOGICAL_PLOT_WEIGHT:g} × plot similarity (the stories' sentences aligned in order, each "
+               "story's setting taken out). The share kept is 1 up to an embedding similarity of "
+               f"{config.ANALOGICAL_SURFACE_FREE:g}, then falls to 0 for a copy of the cue: what a story maps only "
+               "because it repeats the cue's words counts little.")
     roles = views.structure_roles(cue_structure)
     described = " · ".join(f"{r}: {', '.join(v)}" for r, v in roles.items())
     st.markdown("**The cue's structure:** "

@@ -70,10 +70,15 @@ class StructureTable(PostgresConnection):
     def pending_structure_ids(self) -> set[str]:
         return {r[0] for r in self._query("SELECT id FROM pending_structures")}
 
-    def features_of(self, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
+    def plots(self) -> list[tuple[str, str]]:
+        rows = self._query("SELECT id, (structure::jsonb -> 'plot')::text FROM memories"
+                           " WHERE structure::jsonb -> 'plot' IS NOT NULL")
+        return [(r[0], r[1]) for r in rows if r[1] is not None and r[1] != "null"]
+
+    def extracted_structures(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
         rows = self._query(
             "SELECT id, structure FROM memories WHERE id = ANY(%s)"
             " AND id NOT IN (SELECT id FROM pending_structures WHERE id = ANY(%s))", (list(ids), list(ids))
         )
         found = {r[0]: r[1] for r in rows}
-        return [(i, json.loads(found[i]).get("features", [])) for i in ids if i in found]
+        return [(i, json.loads(found[i])) for i in ids if i in found]

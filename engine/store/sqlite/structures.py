@@ -131,11 +131,26 @@ class StructureTable(SqliteConnection):
         except sqlite3.OperationalError:
             return set()
 
-    def features_of(self, ids: Sequence[str]) -> list[tuple[str, list[str]]]:
-        """(id, structure["features"]) of those of the memories whose structure is extracted."""
+    def plots(self) -> list[tuple[str, str]]:
+        """(id, structure["plot"] as JSON text) of every memory whose structure keeps one. SQLite extracts it, so
+        the rows without one (most, in a store of short facts) cost no parse here."""
+        try:
+            rows = self._query("SELECT id, json_extract(structure, '$.plot') FROM memories"
+                               " WHERE json_extract(structure, '$.plot') IS NOT NULL")
+        except sqlite3.OperationalError:  # an SQLite built without JSON functions
+            return [(i, json.dumps(s["plot"])) for i, s in self.structures() if s.get("plot") is not None]
+        found = [(r[0], r[1]) for r in rows if r[0] not in self._filled]
+        for i, text in self._filled.items():
+            plot = json.loads(text).get("plot")
+            if plot is not None:
+                found.append((i, json.dumps(plot)))
+        return found
+
+    def extracted_structures(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        """(id, structure) of those of the memories whose structure is extracted."""
         pending = self._pending_of(ids) - self._filled.keys()
         found = self.structure_texts([i for i in ids if i not in pending])
-        return [(i, json.loads(text).get("features", [])) for i, text in found.items()]
+        return [(i, json.loads(text)) for i, text in found.items()]
 
 
 def string_list(text: str | None) -> list[str]:
