@@ -8,6 +8,7 @@ BENCH_PY ?= .venv/bin/python
 BENCH_ARGS ?=
 
 .PHONY: bench-scale bench bench-deps bench-report bench-quick bench-serve bench-analogy bench-analogy-scale bench-locomo \
+	bench-analogy-crowded \
 	calibrate
 
 bench-deps: setup
@@ -70,6 +71,13 @@ bench-analogy: setup
 # Analogical recall's latency over 10k memories against the similarity floor -> results/analogy_scale.json.
 bench-analogy-scale: setup
 	$(BENCH_PY) -m benchmarks.analogy.scale $(ANALOGY_SCALE_ARGS)
+
+# Story analogs in a crowded store at top_k 10 (session 27): the dev bases with 5,000 synthetic memories beside the
+# stories, with and without the plot index -> results/analogy_crowded.json and analogy_crowded_without_plot_index.json.
+bench-analogy-crowded: setup
+	$(BENCH_PY) -m benchmarks.analogy.crowded --out benchmarks/results/analogy_crowded.json
+	$(BENCH_PY) -m benchmarks.analogy.crowded --without-plot-index \
+		--out benchmarks/results/analogy_crowded_without_plot_index.json
 
 bench: bench-analogy bench-analogy-scale
 

@@ -42,3 +42,16 @@ def test_the_story_sets_have_their_shape() -> None:
             assert len(set(stories)) == 5
             for story in stories:
                 assert 4 <= len(re.findall(r"[.!?](?:\s|$)", story)) <= 10, (s["id"], story)
+
+
+def test_the_crowded_store_benchmark_counts_the_true_analog_with_and_without_the_plot_index() -> None:
+    from benchmarks.analogy import crowded
+    from engine.index.derived import DerivedIndexes
+
+    original = DerivedIndexes.plot_index
+    for with_index in (True, False):
+        report = crowded.run(extra=20, plot_index=with_index, bases=2)
+        assert report["plot_index"] is with_index and report["memories"] >= 212 + 20 - 1
+        for figures in report["results"].values():
+            assert figures["bases"] == 2 and 0 <= figures["true_first"] <= figures["true_in_top_k"] <= 2
+        assert DerivedIndexes.plot_index is original  # the stand-in is gone again

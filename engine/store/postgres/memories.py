@@ -117,10 +117,13 @@ class MemoryTable(VectorSync):
         return existing
 
     def record_access(self, ids: Sequence[str], when: datetime) -> None:
-        """One atomic UPDATE per memory: concurrent recalls on any replica never lose a count."""
+        """One atomic UPDATE per memory: concurrent recalls on any replica never lose a count. The rows are locked
+        in id order first: an UPDATE ... FROM locks them in its join's order, so two recalls of the same memories on
+        two replicas could each hold a row the other waits for (a deadlock the server breaks by failing one)."""
         if not ids:
             return
         with self.transaction(counted=False, durable=False) as cur:  # bookkeeping: see `transaction`
+            cur.execute("SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (sorted(set(ids)),))
             cur.execute(
                 "UPDATE memories SET access_count = access_count + c.n, last_accessed_at = %s"
                 " FROM (SELECT i, count(*) AS n FROM unnest(%s::text[]) AS i GROUP BY i) AS c WHERE id = c.i",
