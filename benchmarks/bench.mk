@@ -50,7 +50,8 @@ bench-serve: setup
 # the second story set -> results/analogy_stories_extra.json, and the third (session 15, a final check only, never
 # tuned on) -> results/analogy_stories_new.json, and the fourth (session 21, other domains, styles and causal shapes,
 # treated as held out) -> results/analogy_stories_fresh.json, and the fifth (session 25, 24 sets written blind to the
-# engine, never tuned on) -> results/analogy_stories_fresh2.json; then how far tellings of one structure agree (class and
+# engine, never tuned on) -> results/analogy_stories_fresh2.json, and the sixth (session 27, 24 sets written blind to the
+# engine in varied voices, a TUNE set: read freely) -> results/analogy_stories_tune3.json; then how far tellings of one structure agree (class and
 # sign of mapped event pairs, base onto literal retelling and onto true analog, every set file and split; session 22;
 # each event's course, and the true analog's rank by agreement alone, session 22's third developer; participant links,
 # session 23)
@@ -66,6 +67,8 @@ bench-analogy: setup
 		--out benchmarks/results/analogy_stories_fresh.json --no-documents $(ANALOGY_STORY_ARGS)
 	$(BENCH_PY) -m benchmarks.analogy.story_eval --stories benchmarks/analogy/stories_fresh2.json \
 		--out benchmarks/results/analogy_stories_fresh2.json --no-documents $(ANALOGY_STORY_ARGS)
+	$(BENCH_PY) -m benchmarks.analogy.story_eval --stories benchmarks/analogy/stories_tune3.json \
+		--out benchmarks/results/analogy_stories_tune3.json --no-documents $(ANALOGY_STORY_ARGS)
 	$(BENCH_PY) -m benchmarks.analogy.agreement --out benchmarks/results/analogy_agreement.json
 
 # Analogical recall's latency over 10k memories against the similarity floor -> results/analogy_scale.json.
