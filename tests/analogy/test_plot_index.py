@@ -134,3 +134,17 @@ def test_a_story_cue_finds_an_analog_by_its_plot_alone(engine: MemoryEngine, mon
     assert found(0.0)[0] == true.id  # alpha 0 asks no embedding neighbours: the plot index alone brought it
     monkeypatch.setattr(type(engine._indexes), "plot_index", property(lambda self: PlotIndex()))  # noqa: SLF001
     assert found(0.0) == []
+
+
+def test_a_sqlite_store_finds_its_plots_through_the_partial_index(engine: MemoryEngine) -> None:
+    from engine.store.sqlite.connection import PLOTTED
+
+    story = engine.remember(_first_dev_set()["true"])
+    engine.remember("A single line without a plot.")
+    engine.recall(build_request(cue=_first_dev_set()["base"], strategies=["analogical"], top_k=2))  # extracts
+    store = engine._store  # noqa: SLF001 - the query under test
+    assert [i for i, _ in store.plots()] == [story.id]
+    plan = " ".join(str(row) for row in store._query(  # noqa: SLF001
+        f"EXPLAIN QUERY PLAN SELECT id, json_extract(structure, '$.plot') FROM memories WHERE {PLOTTED}"))
+    assert "memories_plots" in plan  # not a scan of every structure
+

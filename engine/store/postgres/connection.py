@@ -49,6 +49,8 @@ CREATE INDEX IF NOT EXISTS memories_kind ON memories (kind);
 CREATE INDEX IF NOT EXISTS memories_created ON memories (created_at, id);
 -- Each memory's structure version: the stale-structure check (structures.STALE) reads this, not every structure.
 CREATE INDEX IF NOT EXISTS memories_structure_version ON memories (((structure::jsonb) -> 'version'));
+-- The memories whose structure keeps a plot: the plot index's build (structures.plots) reads these alone.
+CREATE INDEX IF NOT EXISTS memories_plots ON memories (id) WHERE ((structure::jsonb) -> 'plot') IS NOT NULL;
 CREATE TABLE IF NOT EXISTS edges (
     source TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     target TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,

@@ -23,6 +23,10 @@ SCHEMA_VERSION = 1
 # million memories with the file in the page cache; more from disk) in every process, to find none.
 STRUCTURE_VERSION = "json_extract(structure, '$.version')"  # a query uses the index only when written the same
 STRUCTURE_VERSIONS = f"CREATE INDEX IF NOT EXISTS memories_structure_version ON memories ({STRUCTURE_VERSION})"
+# The memories whose structure keeps a plot (the plot index's build reads only these: at 100,000 memories 0.08 s,
+# against 0.4 s for a scan that looks for the key in every structure's text and 0.9 s for one that parses them all).
+PLOTTED = "json_type(structure, '$.plot') IS NOT NULL"  # a query uses the index only when written the same
+PLOTTED_INDEX = f"CREATE INDEX IF NOT EXISTS memories_plots ON memories (id) WHERE {PLOTTED}"
 # Set in the transaction that forgets memories, cleared once the vector index's files hold none of them.
 ERASE_PENDING = "vector_erase_pending"
 
@@ -164,8 +168,9 @@ class SqliteConnection:
         # Deleted content is overwritten with zeros, whatever this SQLite's compile-time default is.
         self._conn.execute("PRAGMA secure_delete=ON")
         self._conn.executescript(SCHEMA)
-        with suppress(sqlite3.OperationalError):  # (no JSON functions: `stale_structures` scans)
+        with suppress(sqlite3.OperationalError):  # (no JSON functions: `stale_structures` and `plots` scan)
             self._conn.execute(STRUCTURE_VERSIONS)
+            self._conn.execute(PLOTTED_INDEX)
         self._conn.executescript(changes.SCHEMA)
         self._logged = True
         self._conn.execute(

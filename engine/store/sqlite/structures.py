@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine.store.rows import MEMORY_COLUMNS, MemoryRecord, row_to_memory
-from engine.store.sqlite.connection import STRUCTURE_VERSION, SqliteConnection
+from engine.store.sqlite.connection import PLOTTED, STRUCTURE_VERSION, SqliteConnection
 
 # Memories whose structure another extractor version wrote (`IS NOT ?`, the version twice), as three ranges of the
 # version index (connection.STRUCTURE_VERSIONS): SQLite searches the index for each part of a UNION ALL, where for
@@ -132,11 +132,10 @@ class StructureTable(SqliteConnection):
             return set()
 
     def plots(self) -> list[tuple[str, str]]:
-        """(id, structure["plot"] as JSON text) of every memory whose structure keeps one. SQLite extracts it, so
-        the rows without one (most, in a store of short facts) cost no parse here."""
+        """(id, structure["plot"] as JSON text) of every memory whose structure keeps one, found through a partial
+        index (`PLOTTED`): the rows without one (most, in a store of short facts) are not read."""
         try:
-            rows = self._query("SELECT id, json_extract(structure, '$.plot') FROM memories"
-                               " WHERE json_extract(structure, '$.plot') IS NOT NULL")
+            rows = self._query(f"SELECT id, json_extract(structure, '$.plot') FROM memories WHERE {PLOTTED}")
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
             return [(i, json.dumps(s["plot"])) for i, s in self.structures() if s.get("plot") is not None]
         found = [(r[0], r[1]) for r in rows if r[0] not in self._filled]
