@@ -115,7 +115,7 @@ class StructureFollower:
         return len(written)
 
     def _join_extracted_elsewhere(self) -> None:
-        """Memories this engine's feature index left out as pending that another engine (or process) has
+        """Memories this engine's feature or plot index left out as pending that another engine (or process) has
         extracted since: read their stored structures."""
         awaiting = self._indexes.awaiting_structures()
         if awaiting:

@@ -482,8 +482,10 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
         for n in inp.nearest(inp.overfetch(pool)):
             embedding_sim[n.id] = 1.0 - n.distance
     structural = [i for i, _ in inp.feature_index().best_matches(inp.cue_features, pool)] if alpha < 1 else []
-    # A story cue's plot (two sentences or more) counts in both stages, and brings its own candidates: the stories
-    # told like it, which may share neither its words nor its features (engine/index/plot_index.py).
+    # A story cue's plot (two sentences or more) brings its own candidates, the stories told like it, which may share
+    # neither its words nor its features (engine/index/plot_index.py), and counts in both stages: the alignment is cheap
+    # beside the mapping, and a story from another domain whose features overlap little would otherwise be cut before
+    # it is mapped.
     cue_plot = decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
     plot_index = inp.plot_index() if cue_plot is not None else None
     told_alike = [i for i, _ in plot_index.best_matches(cue_plot, pool)] if plot_index and cue_plot else []
@@ -501,8 +503,6 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
             for i, vector in inp.store.embeddings(missing).items():
                 embedding_sim[i] = float(np.dot(vector, inp.cue_embedding))
     candidates = [i for i in candidates if i in embedding_sim]  # forgotten while we looked
-    # (the alignment is cheap beside the mapping, and a story from another domain whose features overlap little would
-    # otherwise be cut before it is mapped)
     texts = inp.store.structure_texts(candidates) if cue_plot is not None else {}
     plots = ({i: plot_similarity(cue_plot, _stored_plot(texts.get(i))) for i in candidates}
              if cue_plot is not None else {})
