@@ -89,11 +89,6 @@ def analogical_fields(result: Any) -> dict[str, Any]:
     return next((dict(d.fields) for d in result.strategy_details if d.strategy.value == "analogical"), {})
 
 
-def mapping_of(result: Any) -> dict[str, Any]:
-    """The analogical mapping a recall result carries, or {}."""
-    return dict(analogical_fields(result).get("mapping") or {})
-
-
 def mapped_links(figure: go.Figure) -> int:
     """How many mapping links a figure draws (for tests and captions)."""
     return sum(1 for t in figure.data if t.name == "mapped")

@@ -9,7 +9,6 @@ indexes live in memory and are rebuilt from the store on first use.
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import shutil
 import threading
@@ -223,7 +222,7 @@ class DerivedIndexes:
                 revisions = self.revision_ids()
                 pending = self._store.pending_structure_ids()
                 with _bulk_build():
-                    self._plots = PlotIndex((i, decode_plot(json.loads(text))) for i, text in self._store.plots()
+                    self._plots = PlotIndex((i, decode_plot(plot)) for i, plot in self._store.plots()
                                             if i not in revisions and i not in pending)
                 self._plots_awaiting = pending - revisions
             return self._plots

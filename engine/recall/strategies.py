@@ -148,8 +148,8 @@ class RecallInputs:
     feature_index: Callable[[], FeatureIndex]
     excluded: frozenset[str]  # ids never returned (revisions: history, not knowledge)
     now: datetime | None = None  # the recall's "now" (recency); the facade's clock
-    # The stored plots (engine/index/plot_index.py), asked for by a story cue's analogical recall alone; None: none.
-    plot_index: Callable[[], PlotIndex | None] = lambda: None
+    # The stored plots (engine/index/plot_index.py), asked for by a story cue's analogical recall alone.
+    plot_index: Callable[[], PlotIndex] = PlotIndex
     # The candidate table at the store's current version, or None (a large store: read from the store).
     candidates: Callable[[], CandidateTable | None] = lambda: None
     # Search exactly (the preset's `exact_search` on a small store): HNSW is asked for every memory, or,
@@ -468,9 +468,11 @@ def pool_parts(surface: dict[str, float], structure: dict[str, float], alpha: fl
 
 
 def analogical(inp: RecallInputs) -> Sequence[Hit]:
-    """Two stages (MAC/FAC): candidates are the cue's embedding neighbours (when alpha > 0) and the memories
-    whose abstract feature vector is nearest the cue's (when alpha < 1); each is then structure-mapped
-    onto the cue. relevance = alpha * embedding similarity + (1 - alpha) * normalised systematicity, each part
+    """Two stages (MAC/FAC): candidates are the cue's embedding neighbours (when alpha > 0), the memories
+    whose abstract feature vector is nearest the cue's (when alpha < 1) and, for a story cue, the memories whose
+    plots best match its own; the cheap stage keeps the best of them and each is then structure-mapped onto the
+    cue. relevance = alpha * embedding similarity + (1 - alpha) * structural similarity (`structural_similarity`:
+    the systematicity, and for a story cue its plot too), each part
     counted in its candidate pool's standard deviations first when both count (0 < alpha < 1, `pool_parts`),
     so that surface similarity alone cannot decide between candidates whose structures differ clearly."""
     req = inp.request
@@ -487,8 +489,7 @@ def analogical(inp: RecallInputs) -> Sequence[Hit]:
     # beside the mapping, and a story from another domain whose features overlap little would otherwise be cut before
     # it is mapped.
     cue_plot = decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
-    plot_index = inp.plot_index() if cue_plot is not None else None
-    told_alike = [i for i, _ in plot_index.best_matches(cue_plot, pool)] if plot_index and cue_plot else []
+    told_alike = [i for i, _ in inp.plot_index().best_matches(cue_plot, pool)] if cue_plot is not None else []
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural, *told_alike]) if i not in inp.excluded]
     missing = [i for i in candidates if i not in embedding_sim]
     if missing:

@@ -243,9 +243,9 @@ class StructureStorage(Protocol):
 
     def pending_structure_ids(self) -> set[str]: ...
 
-    def plots(self) -> list[tuple[str, str]]:
-        """(id, structure["plot"] as JSON text) of every memory whose structure keeps a plot (engine/analogy/plot.py):
-        the plot index's build reads these few, not every structure."""
+    def plots(self) -> list[tuple[str, dict[str, Any]]]:
+        """(id, structure["plot"]) of every memory whose structure keeps a plot (engine/analogy/plot.py): the plot
+        index's build reads these few, not every structure."""
         ...
 
     def extracted_structures(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:

@@ -583,8 +583,7 @@ def _plain_analogical(inp: strategies.RecallInputs) -> list[strategies.Hit]:
     embedding_sim = {n.id: 1.0 - n.distance for n in inp.nearest(inp.overfetch(pool))} if alpha > 0 else {}
     structural = [i for i, _ in inp.feature_index().best_matches(inp.cue_features, pool)] if alpha < 1 else []
     cue_plot = strategies.decode_plot(inp.cue_structure.get("plot")) if alpha < 1 else None
-    index = inp.plot_index() if cue_plot is not None else None
-    told_alike = [i for i, _ in index.best_matches(cue_plot, pool)] if index is not None and cue_plot else []
+    told_alike = [i for i, _ in inp.plot_index().best_matches(cue_plot, pool)] if cue_plot is not None else []
     candidates = [i for i in dict.fromkeys([*embedding_sim, *structural, *told_alike]) if i not in inp.excluded]
     for i, vector in inp.store.embeddings([i for i in candidates if i not in embedding_sim]).items():
         embedding_sim[i] = float(np.dot(vector, cue_embedding))

@@ -65,15 +65,14 @@ def show(engine: MemoryEngine, results: list[RecallResult], cue_structure: dict)
             structure = attempt(engine.structure_of, r.memory.id, action="Could not read the structure")
             if structure is not None:
                 show_table(views.structure_comparison(cue_structure, structure), f"ana_structure_{r.memory.id}")
-                mapping = analogy_view.mapping_of(r)
                 fields = analogy_view.analogical_fields(r)
+                mapping = dict(fields.get("mapping") or {})
                 lined_up = analogy_view.plot_rows(fields.get("plot") or {}, ran.get("cue", ""), r.memory.content)
                 if lined_up:  # a story cue: how the two plots line up, sentence by sentence
                     st.markdown(f"**How the plots line up** (plot similarity {fields['plot_similarity']:.3f}, "
                                 f"systematicity {fields['systematicity']:.3f}, of which "
                                 f"{fields.get('surface_kept', 1.0):.0%} counts net of the shared surface): each "
-                                "story's sentences with its "
-                                "setting taken out, aligned in order")
+                                "story's sentences with its setting taken out, aligned in order")
                     show_table(pd.DataFrame(lined_up), f"ana_plot_{r.memory.id}")
                 sentences = analogy_view.sentence_rows(mapping, ran.get("cue", ""), r.memory.content)
                 if len(sentences) > 1:  # a story: which sentence maps to which, and the relations carried over

@@ -70,10 +70,10 @@ class StructureTable(PostgresConnection):
     def pending_structure_ids(self) -> set[str]:
         return {r[0] for r in self._query("SELECT id FROM pending_structures")}
 
-    def plots(self) -> list[tuple[str, str]]:
-        rows = self._query("SELECT id, ((structure::jsonb) -> 'plot')::text FROM memories"
+    def plots(self) -> list[tuple[str, dict[str, Any]]]:
+        rows = self._query("SELECT id, (structure::jsonb) -> 'plot' FROM memories"
                            " WHERE ((structure::jsonb) -> 'plot') IS NOT NULL")  # (the `memories_plots` index)
-        return [(r[0], r[1]) for r in rows if r[1] is not None and r[1] != "null"]
+        return [(r[0], r[1]) for r in rows if r[1] is not None]
 
     def extracted_structures(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
         rows = self._query(

@@ -131,19 +131,16 @@ class StructureTable(SqliteConnection):
         except sqlite3.OperationalError:
             return set()
 
-    def plots(self) -> list[tuple[str, str]]:
-        """(id, structure["plot"] as JSON text) of every memory whose structure keeps one, found through a partial
-        index (`PLOTTED`): the rows without one (most, in a store of short facts) are not read."""
+    def plots(self) -> list[tuple[str, dict[str, Any]]]:
+        """(id, structure["plot"]) of every memory whose structure keeps one, found through a partial index
+        (`PLOTTED`): the rows without one (most, in a store of short facts) are not read."""
         try:
             rows = self._query(f"SELECT id, json_extract(structure, '$.plot') FROM memories WHERE {PLOTTED}")
         except sqlite3.OperationalError:  # an SQLite built without JSON functions
-            return [(i, json.dumps(s["plot"])) for i, s in self.structures() if s.get("plot") is not None]
-        found = [(r[0], r[1]) for r in rows if r[0] not in self._filled]
-        for i, text in self._filled.items():
-            plot = json.loads(text).get("plot")
-            if plot is not None:
-                found.append((i, json.dumps(plot)))
-        return found
+            return [(i, s["plot"]) for i, s in self.structures() if s.get("plot") is not None]
+        found = [(r[0], json.loads(r[1])) for r in rows if r[0] not in self._filled]
+        filled = ((i, json.loads(text).get("plot")) for i, text in self._filled.items())
+        return found + [(i, plot) for i, plot in filled if plot is not None]
 
     def extracted_structures(self, ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
         """(id, structure) of those of the memories whose structure is extracted."""
