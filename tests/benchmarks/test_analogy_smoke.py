@@ -55,4 +55,5 @@ def test_the_crowded_store_benchmark_counts_the_true_analog_with_and_without_the
         assert report["plot_index"] is with_index and report["memories"] >= 212 + 20 - 1
         for figures in report["results"].values():
             assert figures["bases"] == 2 and 0 <= figures["true_first"] <= figures["true_in_top_k"] <= 2
+            assert 0 <= figures["true_first_as_returned"] <= figures["true_in_top_k"]
         assert DerivedIndexes.plot_index is original  # the stand-in is gone again
